@@ -1,0 +1,19 @@
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+
+@Injectable()
+class A { hi() { return 'hi'; } }
+@Injectable()
+class B { constructor(readonly a: A) {} }
+@Module({ providers: [A, B] })
+class M {}
+
+it('loads nest with DI and talks to redis', async () => {
+  const ref = await Test.createTestingModule({ imports: [M] }).compile();
+  expect(ref.get(B).a.hi()).toBe('hi');
+  const r = new Redis(process.env.REDIS_TEST_URL!);
+  expect(await r.ping()).toBe('PONG');
+  r.disconnect();
+});
