@@ -1,0 +1,7 @@
+export { LockError, isLockError, type LockErrorCode } from './lock.error.js';
+export { LockNotAcquiredError } from './lock-not-acquired.error.js';
+export { LockLostError, type LockLostReason } from './lock-lost.error.js';
+export { LockStoreError } from './lock-store.error.js';
+export { LockConfigurationError } from './lock-configuration.error.js';
+export { LockKeyError } from './lock-key.error.js';
+export { LockNotReadyError } from './lock-not-ready.error.js';

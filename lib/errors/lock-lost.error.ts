@@ -1,0 +1,34 @@
+import { LockError } from './lock.error.js';
+
+/**
+ * Why a lease ended before its holder released it:
+ * - `expired`: its validity ran out without a renewal (auto-renew off, or too slow);
+ * - `taken`: the store no longer holds our token (the key expired or was deleted, and maybe re-taken);
+ * - `store-unreachable`: renewals kept failing until the lease's validity ran out;
+ * - `stalled`: the process was blocked past the lease's validity, so another holder may have run;
+ * - `released`: the lease was already released by its holder (from `extend()` after `release()`);
+ * - `shutdown`: the application is shutting down and released it.
+ */
+export type LockLostReason = 'expired' | 'taken' | 'store-unreachable' | 'stalled' | 'released' | 'shutdown';
+
+const explanations: Record<LockLostReason, string> = {
+  expired: 'its lease expired before it was renewed',
+  taken: 'the store no longer holds this lease (it expired or was deleted)',
+  'store-unreachable': 'the lock store could not be reached to renew it before it expired',
+  stalled: 'the process was blocked past the lease validity, so another owner may have taken it',
+  released: 'it was already released',
+  shutdown: 'the application is shutting down',
+};
+
+/** A lease ended before its holder was done with it; work guarded by it may no longer be exclusive. */
+export class LockLostError extends LockError {
+  readonly code = 'LOCK_LOST' as const;
+
+  constructor(
+    readonly key: string,
+    readonly reason: LockLostReason,
+    options?: { cause?: unknown },
+  ) {
+    super(`Lock "${key}" was lost: ${explanations[reason]}.`, options);
+  }
+}

@@ -1,0 +1,21 @@
+import { LockError } from './lock.error.js';
+
+/** The lock is held by someone else and the wait policy gave up; the store itself is healthy. */
+export class LockNotAcquiredError extends LockError {
+  readonly code = 'LOCK_NOT_ACQUIRED' as const;
+
+  /**
+   * @param key the resource that is held
+   * @param remainingTime the holder's remaining lease in ms when last seen (`undefined` if unknown)
+   * @param waited how long this caller waited, in ms
+   */
+  constructor(
+    readonly key: string,
+    readonly remainingTime: number | undefined,
+    readonly waited: number,
+  ) {
+    const holder = remainingTime === undefined ? '' : ` (the holder's lease ends in ${remainingTime} ms)`;
+    const wait = waited > 0 ? ` after waiting ${Math.round(waited)} ms` : '';
+    super(`Lock "${key}" is held by another owner${holder}; not acquired${wait}.`);
+  }
+}

@@ -1,0 +1,21 @@
+import { LockError } from './lock.error.js';
+
+/** The lock store failed (unreachable, timed out, refused a command); says nothing about who holds the lock. */
+export class LockStoreError extends LockError {
+  readonly code = 'LOCK_STORE_ERROR' as const;
+
+  /**
+   * @param operation what we were doing (`acquire`, `release`, ...)
+   * @param key the resource concerned, when there is one
+   * @param cause the client's own error
+   */
+  constructor(
+    readonly operation: string,
+    readonly key: string | undefined,
+    cause: unknown,
+    detail?: string,
+  ) {
+    const reason = detail ?? (cause instanceof Error ? cause.message : String(cause));
+    super(`Lock store failed to ${operation}${key === undefined ? '' : ` "${key}"`}: ${reason}`, { cause });
+  }
+}

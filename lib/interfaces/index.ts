@@ -1,0 +1,9 @@
+export type {
+  AcquireRequest,
+  AcquireResult,
+  LeaseRenewal,
+  LockState,
+  LockStore,
+  ReleaseWatch,
+} from './lock-store.interface.js';
+export type { LockDefaults, LockLogger, LockOptions } from './lock-options.interface.js';

@@ -1,0 +1,69 @@
+/** What a store is asked to grant: one lease of `ttl` ms on `key`, identified by `token`. */
+export interface AcquireRequest {
+  /** The resource key as the user wrote it (the store adds its prefix). */
+  readonly key: string;
+  /** A fresh random token that names this acquisition. */
+  readonly token: string;
+  /** Lease length in ms. */
+  readonly ttl: number;
+  /** Whether to increment and return the resource's fence counter with the grant. */
+  readonly fencing: boolean;
+}
+
+/** The answer to an acquire: a grant (with its fence when asked), or the holder's remaining lease. */
+export type AcquireResult =
+  | { readonly acquired: true; readonly fence?: number }
+  | {
+      readonly acquired: false;
+      /** The holder's remaining lease in ms; `undefined` when the key has no expiry. */
+      readonly remainingTtl: number | undefined;
+    };
+
+/** One lease to renew in a batch. */
+export interface LeaseRenewal {
+  readonly key: string;
+  readonly token: string;
+  readonly ttl: number;
+}
+
+/** What a store knows about a resource, never the token. */
+export interface LockState {
+  readonly held: boolean;
+  /** Remaining lease in ms while held. */
+  readonly remainingTtl?: number;
+  /** The last fence granted for this resource, when fencing has been used on it. */
+  readonly fence?: number;
+}
+
+/** Waits for release notices of one resource; created before the retry it guards so no notice is missed. */
+export interface ReleaseWatch {
+  /** Resolves `true` on a release notice (one heard since the last call counts), `false` after `timeout` ms. */
+  next(timeout: number): Promise<boolean>;
+  /** Ends the current wait (or the next one) as a notice would: a release seen inside this process. */
+  wake(): void;
+  /** Stops listening. */
+  close(): void;
+}
+
+/**
+ * The storage contract every lock store fulfils (Redis, Redis Cluster, Redlock, memory).
+ * Implementations answer contention with results, and failures of the store with `LockStoreError`.
+ */
+export interface LockStore {
+  /** Atomically grants the lease when the key is free (or already ours with this token). */
+  acquire(request: AcquireRequest): Promise<AcquireResult>;
+  /** Deletes the lease only while `token` holds it; `false` when it was gone or someone else's. */
+  release(key: string, token: string): Promise<boolean>;
+  /** Sets the lease to `ttl` ms only while `token` holds it; never re-creates a missing key. */
+  extend(key: string, token: string, ttl: number): Promise<boolean>;
+  /** Renews many leases in one batch; each entry is the outcome of `extend` or the error it met. */
+  extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>>;
+  /** Reads the state of a resource. */
+  inspect(key: string): Promise<LockState>;
+  /** Starts listening for releases of `key`. */
+  watch(key: string): Promise<ReleaseWatch>;
+  /** Checks the store works (connection, permissions, scripts) and fails with a clear error if not. */
+  verify?(): Promise<void>;
+  /** Frees what the store owns (connections it opened, timers); never a client the user passed in. */
+  close(): Promise<void>;
+}

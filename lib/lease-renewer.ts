@@ -1,0 +1,145 @@
+import { performance } from 'node:perf_hooks';
+import type { LockLostReason } from './errors/lock-lost.error.js';
+import type { LockStore } from './interfaces/lock-store.interface.js';
+import type { Lock } from './lock.js';
+
+interface Tracked {
+  readonly lock: Lock;
+  readonly renew: boolean;
+  /** When the next renewal is due (`performance.now()` time). */
+  dueAt: number;
+  /** Since when renewals have been failing, if they are. */
+  failingSince?: number;
+  inFlight: boolean;
+}
+
+/** How many renewals go into one pipeline. */
+const BATCH_SIZE = 500;
+/** Pause before retrying a renewal that met a store error. */
+const RETRY_DELAY = 100;
+
+/**
+ * The one renewal scheduler of a store: renews every auto-renewed lease at about a third of its TTL, in
+ * pipelined, token-checked batches, and watches every held lease's validity. A lease whose renewal says
+ * "not yours", whose renewals keep failing until its validity runs out, or whose renewal only got to run
+ * after its validity (an event-loop stall) is reported lost. It never throws from its timer.
+ */
+export class LeaseRenewer {
+  private readonly tracked = new Map<Lock, Tracked>();
+  private timer?: NodeJS.Timeout;
+  private timerAt = Infinity;
+  private stopped = false;
+
+  constructor(
+    private readonly store: LockStore,
+    private readonly onLost: (lock: Lock, reason: LockLostReason, cause?: unknown) => void,
+  ) {}
+
+  /** Number of leases being watched. */
+  get size(): number {
+    return this.tracked.size;
+  }
+
+  /** Watches a lease; with `renew`, also keeps it alive until `remove`. */
+  add(lock: Lock, renew: boolean): void {
+    const now = performance.now();
+    this.tracked.set(lock, { lock, renew, dueAt: now + lock.ttl / 3, inFlight: false });
+    this.schedule();
+  }
+
+  /** Stops watching (and renewing) a lease. */
+  remove(lock: Lock): void {
+    this.tracked.delete(lock);
+    if (this.tracked.size === 0) this.clearTimer();
+  }
+
+  /** Stops for good: no timer is left behind. */
+  stop(): void {
+    this.stopped = true;
+    this.tracked.clear();
+    this.clearTimer();
+  }
+
+  private clearTimer(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.tracked.size === 0) return;
+    let next = Infinity;
+    for (const entry of this.tracked.values()) {
+      next = Math.min(next, entry.lock.validUntil);
+      if (entry.renew && !entry.inFlight) next = Math.min(next, entry.dueAt);
+    }
+    if (next === Infinity || next >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = next;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, next - performance.now()));
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = performance.now();
+    const due: Tracked[] = [];
+    for (const entry of this.tracked.values()) {
+      if (now >= entry.lock.validUntil) this.lose(entry, this.reasonForExpiry(entry));
+      else if (entry.renew && !entry.inFlight && now + entry.lock.ttl / 6 >= entry.dueAt) {
+        // renewing a little early lets leases taken at nearby times share one batch
+        due.push(entry);
+      }
+    }
+    for (let start = 0; start < due.length; start += BATCH_SIZE) void this.renew(due.slice(start, start + BATCH_SIZE));
+    this.schedule();
+  }
+
+  private async renew(batch: Tracked[]): Promise<void> {
+    for (const entry of batch) entry.inFlight = true;
+    const sentAt = performance.now();
+    let outcomes: Array<boolean | Error>;
+    try {
+      outcomes = await this.store.extendMany(batch.map(({ lock }) => ({ key: lock.key, token: lock.token, ttl: lock.ttl })));
+    } catch (error) {
+      outcomes = batch.map(() => (error instanceof Error ? error : new Error(String(error))));
+    }
+    const now = performance.now();
+    batch.forEach((entry, index) => {
+      entry.inFlight = false;
+      if (!this.tracked.has(entry.lock)) return;
+      const outcome = outcomes[index];
+      if (outcome === true) {
+        entry.lock.renewed(sentAt, entry.lock.ttl);
+        entry.failingSince = undefined;
+        entry.dueAt = sentAt + entry.lock.ttl / 3;
+      } else if (outcome === false) {
+        this.lose(entry, 'taken');
+      } else if (now >= entry.lock.validUntil) {
+        this.lose(entry, 'store-unreachable', outcome);
+      } else {
+        entry.failingSince ??= sentAt;
+        entry.dueAt = now + Math.min(RETRY_DELAY, entry.lock.validUntil - now);
+      }
+    });
+    this.schedule();
+  }
+
+  /** Why a lease reached the end of its validity while we watched it. */
+  private reasonForExpiry(entry: Tracked): LockLostReason {
+    if (!entry.renew) return 'expired';
+    // a renewal that is still unanswered or kept failing: the store is the problem, not this process
+    if (entry.inFlight || entry.failingSince !== undefined) return 'store-unreachable';
+    return 'stalled';
+  }
+
+  private lose(entry: Tracked, reason: LockLostReason, cause?: unknown): void {
+    this.tracked.delete(entry.lock);
+    try {
+      this.onLost(entry.lock, reason, cause);
+    } catch {
+      // a failing loss handler must not stop the scheduler of every other lease
+    }
+  }
+}

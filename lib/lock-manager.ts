@@ -1,0 +1,309 @@
+import { performance } from 'node:perf_hooks';
+import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
+import { LockStoreError } from './errors/lock-store.error.js';
+import type { LockLostReason } from './errors/lock-lost.error.js';
+import type { LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
+import type { LockState, LockStore } from './interfaces/lock-store.interface.js';
+import { LeaseRenewer } from './lease-renewer.js';
+import { LocalQueue } from './local-queue.js';
+import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
+import { Lock, type LeaseController } from './lock.js';
+import { backoffDelay } from './utils/backoff.js';
+import { DEFAULT_MAX_KEY_LENGTH, DEFAULT_SETTINGS, resolveSettings, type LockSettings } from './utils/lock-settings.js';
+import { newToken } from './utils/token.js';
+import { validateInteger, validateKey } from './utils/validate-options.js';
+
+/** Options of a {@link LockManager}: a store and the defaults of every acquisition. */
+export interface LockManagerOptions extends LockDefaults {
+  /** Where leases live. */
+  readonly store: LockStore;
+  /** Where lost leases and store failures are reported. @default silent */
+  readonly logger?: LockLogger;
+}
+
+type Attempt = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
+
+/**
+ * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
+ * bounded backoff), renews them, scopes them to async flows, and releases them on close.
+ * `LockService` is this engine as a Nest provider.
+ */
+export class LockManager {
+  /** The store leases live in. */
+  readonly store: LockStore;
+  protected readonly settings: LockSettings;
+  protected readonly logger?: LockLogger;
+  private readonly maxKeyLength: number;
+  private readonly renewer: LeaseRenewer;
+  private readonly queues = new Map<string, LocalQueue>();
+  private readonly held = new Map<string, Lock>();
+  private readonly controller: LeaseController;
+  private closing = false;
+
+  /** @throws LockConfigurationError when an option is invalid */
+  constructor(options: LockManagerOptions) {
+    this.store = options.store;
+    this.logger = options.logger;
+    this.maxKeyLength = validateInteger('maxKeyLength', options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH, 1, 512 * 1024 * 1024);
+    this.settings = resolveSettings(DEFAULT_SETTINGS, options);
+    this.renewer = new LeaseRenewer(this.store, (lock, reason, cause) => this.onLost(lock, reason, cause));
+    this.controller = {
+      extend: (lock, ttl) => this.extendLease(lock, ttl),
+      release: (lock, keepFor) => this.releaseLease(lock, keepFor),
+    };
+  }
+
+  /** The module-wide defaults with `options` applied and checked. */
+  resolve(options?: LockOptions): LockSettings {
+    return resolveSettings(this.settings, options);
+  }
+
+  /**
+   * Acquires `key`, waiting up to `options.wait` ms while another owner holds it.
+   * @throws LockNotAcquiredError when it is still held after the wait
+   * @throws LockStoreError when the store fails; LockKeyError for a bad key
+   */
+  async acquire(key: string, options?: LockOptions): Promise<Lock> {
+    return this.acquireWith(key, this.settingsOf(options, false));
+  }
+
+  private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
+    const started = performance.now();
+    const attempt = await this.acquireWithPolicy(validateKey(key, this.maxKeyLength), settings);
+    if ('lock' in attempt) return attempt.lock;
+    throw new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started);
+  }
+
+  /**
+   * Tries once, without waiting.
+   * @returns the lock, or `null` when someone else holds it
+   * @throws LockStoreError when the store fails
+   */
+  async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
+    const settings = { ...this.settingsOf(options, false), wait: 0 };
+    const attempt = await this.acquireWithPolicy(validateKey(key, this.maxKeyLength), settings);
+    return 'lock' in attempt ? attempt.lock : null;
+  }
+
+  /**
+   * Runs `fn` while holding `key` (or every key of an array, taken in a stable order, all or none),
+   * renewing the leases while it runs and releasing them after, whatever `fn` does. A key this async
+   * flow already holds (a nested call) is not taken again.
+   * @throws LockNotAcquiredError when a key stays held past the wait; the error `fn` threw, untouched
+   */
+  async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  async using<T>(keys: readonly string[], fn: (locks: Lock[]) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  async using<T>(
+    keyOrKeys: string | readonly string[],
+    fn: ((lock: Lock) => T | Promise<T>) | ((locks: Lock[]) => T | Promise<T>),
+    options?: LockOptions,
+  ): Promise<T> {
+    const settings = this.settingsOf(options, true);
+    const many = Array.isArray(keyOrKeys);
+    const keys = many ? (keyOrKeys as readonly string[]) : [keyOrKeys as string];
+    return this.runLocked(keys, settings, (locks) => (fn as (value: unknown) => T | Promise<T>)(many ? locks : locks[0]));
+  }
+
+  /**
+   * Runs `fn` in a locked scope of `keys` with settings already resolved (once, by `@WithLock`).
+   * @internal
+   */
+  async runLocked<T>(keys: readonly string[], settings: LockSettings, fn: (locks: Lock[]) => T | Promise<T>): Promise<T> {
+    const { locks, taken } = await this.acquireAll([...new Set(keys)], settings);
+    try {
+      return await runWithLocks(this, locks, () => fn(locks));
+    } finally {
+      await this.releaseAll(taken);
+    }
+  }
+
+  /**
+   * Takes every key in a stable order (so two callers never deadlock on each other), reusing what this
+   * flow already holds; on any failure releases what it took and rethrows.
+   */
+  private async acquireAll(keys: readonly string[], settings: LockSettings): Promise<{ locks: Lock[]; taken: Lock[] }> {
+    const byKey = new Map<string, Lock>();
+    const taken: Lock[] = [];
+    try {
+      for (const key of [...keys].sort()) {
+        const reentrant = heldInFlow(this, key);
+        if (reentrant) {
+          byKey.set(key, reentrant);
+          continue;
+        }
+        const lock = await this.acquireWith(key, settings);
+        byKey.set(key, lock);
+        taken.push(lock);
+      }
+    } catch (error) {
+      await this.releaseAll(taken);
+      throw error;
+    }
+    return { locks: keys.map((key) => byKey.get(key) as Lock), taken };
+  }
+
+  /** Releases locks, never throwing: a failed release only means the lease runs out by its TTL. */
+  async releaseAll(locks: readonly Lock[], keepFor?: number): Promise<void> {
+    await Promise.all(
+      locks.map((lock) =>
+        lock.release(keepFor).catch((error: unknown) => {
+          this.logger?.error(`Could not release lock "${lock.key}"; it will expire by its TTL: ${String(error)}`);
+          return false;
+        }),
+      ),
+    );
+  }
+
+  /** Whether someone holds `key` right now. */
+  async isLocked(key: string): Promise<boolean> {
+    return (await this.inspect(key)).held;
+  }
+
+  /** What the store knows about `key` (held, remaining lease, last fence); never the token. */
+  async inspect(key: string): Promise<LockState> {
+    return this.store.inspect(validateKey(key, this.maxKeyLength));
+  }
+
+  /**
+   * The lock held by the innermost locked scope around the calling code (`using` or a `@WithLock`
+   * method), for its `signal` and `fence`; with `key`, the lock this flow holds on that key.
+   */
+  current(key?: string): Lock | undefined {
+    if (key !== undefined) return heldInFlow(this, key);
+    return currentFrame()?.innermost.find((lock) => this.held.get(lock.key) === lock);
+  }
+
+  /** Number of leases this manager holds right now. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** Stops renewals, releases every held lease (their signals abort with reason `shutdown`), closes the store. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    this.renewer.stop();
+    const locks = [...this.held.values()];
+    for (const lock of locks) lock.lose('shutdown');
+    await this.releaseAll(locks);
+    await this.store.close();
+  }
+
+  private settingsOf(options: LockOptions | undefined, scoped: boolean): LockSettings {
+    const settings = this.resolve(options);
+    // acquire() hands the lease to the caller, who may forget it: it is renewed only when asked
+    if (!scoped && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
+    return settings;
+  }
+
+  private async acquireWithPolicy(key: string, settings: LockSettings): Promise<Attempt> {
+    const token = newToken();
+    const deadline = performance.now() + settings.wait;
+    let queue = this.queues.get(key);
+    if (!queue) {
+      const first = await this.attempt(key, token, settings);
+      if ('lock' in first || settings.wait === 0) return first;
+      queue = this.queues.get(key);
+      if (!queue) this.queues.set(key, (queue = new LocalQueue()));
+    } else if (settings.wait === 0) {
+      return { remainingTtl: this.held.get(key)?.remainingTime };
+    }
+    return this.waitInQueue(key, token, settings, deadline, queue);
+  }
+
+  private async waitInQueue(key: string, token: string, settings: LockSettings, deadline: number, queue: LocalQueue): Promise<Attempt> {
+    const waiter = queue.enter();
+    let last: Attempt = { remainingTtl: undefined };
+    try {
+      if (!(await within(waiter.turn, deadline))) return { remainingTtl: this.held.get(key)?.remainingTime };
+      queue.watch ??= this.store.watch(key);
+      const watch = await queue.watch;
+      for (let round = 0; ; round++) {
+        const local = this.held.get(key);
+        if (!local) {
+          last = await this.attempt(key, token, settings);
+          if ('lock' in last) return last;
+        }
+        const remaining = deadline - performance.now();
+        if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
+        // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends
+        const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
+        const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
+        await watch.next(Math.max(1, delay));
+      }
+    } finally {
+      queue.leave(waiter);
+      if (queue.size === 0 && this.queues.get(key) === queue) {
+        this.queues.delete(key);
+        void queue.watch?.then((watch) => watch.close(), () => undefined);
+      }
+    }
+  }
+
+  private async attempt(key: string, token: string, settings: LockSettings): Promise<Attempt> {
+    const sentAt = performance.now();
+    let result;
+    try {
+      result = await this.store.acquire({ key, token, ttl: settings.ttl, fencing: settings.fencing });
+    } catch (error) {
+      // the grant may have happened before the reply was lost: undo it, token-checked, in the background
+      this.store.release(key, token).catch(() => undefined);
+      throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
+    }
+    if (!result.acquired) return { remainingTtl: result.remainingTtl };
+    const lock = new Lock(key, token, settings.ttl, result.fence, sentAt, this.controller);
+    this.held.set(key, lock);
+    this.renewer.add(lock, settings.autoRenew);
+    return { lock };
+  }
+
+  private async extendLease(lock: Lock, ttl: number): Promise<void> {
+    const sentAt = performance.now();
+    let extended: boolean;
+    try {
+      extended = await this.store.extend(lock.key, lock.token, ttl);
+    } catch (error) {
+      throw error instanceof LockStoreError ? error : new LockStoreError('extend', lock.key, error);
+    }
+    if (!extended) {
+      const lost = this.onLost(lock, 'taken');
+      throw lost ?? (lock.signal.reason as Error);
+    }
+    lock.renewed(sentAt, ttl);
+  }
+
+  private async releaseLease(lock: Lock, keepFor?: number): Promise<boolean> {
+    this.renewer.remove(lock);
+    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    try {
+      if (keepFor !== undefined && keepFor > 0) return await this.store.extend(lock.key, lock.token, keepFor);
+      return await this.store.release(lock.key, lock.token);
+    } catch (error) {
+      throw error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
+    } finally {
+      this.queues.get(lock.key)?.wake();
+    }
+  }
+
+  private onLost(lock: Lock, reason: LockLostReason, cause?: unknown) {
+    this.renewer.remove(lock);
+    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    const error = lock.lose(reason, cause);
+    if (error && reason !== 'shutdown') this.logger?.warn(error.message);
+    this.queues.get(lock.key)?.wake();
+    return error;
+  }
+}
+
+/** Resolves `true` when `promise` settles before the deadline, `false` after it. */
+async function within(promise: Promise<void>, deadline: number): Promise<boolean> {
+  const remaining = deadline - performance.now();
+  if (remaining <= 0) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), remaining)));
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,106 @@
+import { performance } from 'node:perf_hooks';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  LeaseRenewal,
+  LockState,
+  LockStore,
+  ReleaseWatch,
+} from '../interfaces/lock-store.interface.js';
+import { NotifiableWatch } from './notifiable-watch.js';
+
+interface Lease {
+  readonly token: string;
+  expiresAt: number;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * A lock store inside one process: the same contract as the Redis store (TTL expiry, tokens, fences,
+ * release notices), for tests and single-instance apps. Locks are not shared with other processes.
+ */
+export class MemoryLockStore implements LockStore {
+  private readonly leases = new Map<string, Lease>();
+  private readonly fences = new Map<string, number>();
+  private readonly watches = new Map<string, Set<NotifiableWatch>>();
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const current = this.leases.get(request.key);
+    if (current && current.token !== request.token) {
+      return { acquired: false, remainingTtl: Math.max(0, Math.ceil(current.expiresAt - performance.now())) };
+    }
+    if (current) {
+      this.setLease(request.key, request.token, request.ttl);
+      return request.fencing ? { acquired: true, fence: this.fences.get(request.key) ?? 0 } : { acquired: true };
+    }
+    this.setLease(request.key, request.token, request.ttl);
+    if (!request.fencing) return { acquired: true };
+    // fence counters outlive leases, as in Redis: they must keep growing across holders
+    const fence = (this.fences.get(request.key) ?? 0) + 1;
+    this.fences.set(request.key, fence);
+    return { acquired: true, fence };
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    const lease = this.leases.get(key);
+    if (!lease || lease.token !== token) return false;
+    this.expire(key);
+    return true;
+  }
+
+  async extend(key: string, token: string, ttl: number): Promise<boolean> {
+    const lease = this.leases.get(key);
+    if (!lease || lease.token !== token) return false;
+    this.setLease(key, token, ttl);
+    return true;
+  }
+
+  async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    return Promise.all(renewals.map((renewal) => this.extend(renewal.key, renewal.token, renewal.ttl)));
+  }
+
+  async inspect(key: string): Promise<LockState> {
+    const lease = this.leases.get(key);
+    const fence = this.fences.get(key);
+    return {
+      held: lease !== undefined,
+      ...(lease ? { remainingTtl: Math.max(0, Math.ceil(lease.expiresAt - performance.now())) } : {}),
+      ...(fence !== undefined ? { fence } : {}),
+    };
+  }
+
+  async watch(key: string): Promise<ReleaseWatch> {
+    let set = this.watches.get(key);
+    if (!set) this.watches.set(key, (set = new Set()));
+    const watches = set;
+    const watch = new NotifiableWatch((closed) => {
+      watches.delete(closed);
+      if (watches.size === 0 && this.watches.get(key) === watches) this.watches.delete(key);
+    });
+    watches.add(watch);
+    return watch;
+  }
+
+  async close(): Promise<void> {
+    for (const lease of this.leases.values()) clearTimeout(lease.timer);
+    this.leases.clear();
+    for (const set of this.watches.values()) for (const watch of set) watch.wake();
+  }
+
+  private setLease(key: string, token: string, ttl: number): void {
+    const previous = this.leases.get(key);
+    if (previous) clearTimeout(previous.timer);
+    const timer = setTimeout(() => this.expire(key), ttl);
+    timer.unref();
+    this.leases.set(key, { token, expiresAt: performance.now() + ttl, timer });
+  }
+
+  /** Ends a lease (release or TTL) and wakes its waiters, as a Redis release notice would. */
+  private expire(key: string): void {
+    const lease = this.leases.get(key);
+    if (lease) clearTimeout(lease.timer);
+    this.leases.delete(key);
+    const set = this.watches.get(key);
+    if (set) for (const watch of set) watch.wake();
+  }
+}

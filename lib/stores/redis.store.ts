@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { LockStoreError } from '../errors/lock-store.error.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  LeaseRenewal,
+  LockState,
+  LockStore,
+  ReleaseWatch,
+} from '../interfaces/lock-store.interface.js';
+import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
+import { validateKeyPrefix } from '../utils/validate-options.js';
+import { ReleaseSubscriber } from './release-subscriber.js';
+import { NotifiableWatch } from './notifiable-watch.js';
+import { runScript, runScriptBatch } from './script-runner.js';
+import { ACQUIRE, ALL_SCRIPTS, EXTEND, RELEASE } from './scripts.js';
+
+/** Options of {@link RedisLockStore}. */
+export interface RedisLockStoreOptions {
+  /** An ioredis `Redis` or `Cluster` client. */
+  readonly client: Redis | Cluster;
+  /** Namespace of every key and channel. Must not contain `{` or `}`. @default 'lock:' */
+  readonly keyPrefix?: string;
+  /** Close `client` on `close()`: only for a client the store's creator made for it. @default false */
+  readonly ownsClient?: boolean;
+  /** Wake waiters by pub/sub release notices; off means waiters rely on backoff alone. @default true */
+  readonly releaseNotices?: boolean;
+  /**
+   * After releasing a key that other processes wait for, reserve it against this store for this many ms
+   * so a waiter elsewhere takes it next instead of this process re-taking it. `0` turns it off.
+   * @default 20
+   */
+  readonly handoffWindow?: number;
+}
+
+const WRONG_TYPE = /WRONGTYPE/;
+
+/**
+ * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
+ * Every operation is one Lua script on one hash slot; no KEYS or SCAN is ever used.
+ */
+export class RedisLockStore implements LockStore {
+  readonly client: Redis | Cluster;
+  private readonly prefix: string;
+  private readonly owner = randomBytes(8).toString('hex');
+  private readonly subscriber?: ReleaseSubscriber;
+  private readonly handoffWindow: number;
+  private readonly publishCommand: string;
+  private closed = false;
+
+  constructor(private readonly options: RedisLockStoreOptions) {
+    if (!options?.client || typeof options.client.evalsha !== 'function') {
+      throw new LockConfigurationError('redis', options?.client, 'expected an ioredis Redis or Cluster instance');
+    }
+    this.client = options.client;
+    this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
+    this.handoffWindow = options.handoffWindow ?? 20;
+    if (!Number.isInteger(this.handoffWindow) || this.handoffWindow < 0) {
+      throw new LockConfigurationError('handoffWindow', options.handoffWindow, 'expected a whole number of ms, 0 or more');
+    }
+    const cluster = isCluster(this.client);
+    const notices = options.releaseNotices ?? true;
+    this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
+    if (notices) this.subscriber = new ReleaseSubscriber(() => (this.client as Redis).duplicate(), cluster);
+  }
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const keys = this.keysOf(request.key);
+    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner];
+    const reply = await this.run('acquire', request.key, keys, () => runScript(this.client, ACQUIRE, [keys.lock, keys.fence], args));
+    const [granted, value] = reply as [number, number];
+    if (granted === 1) return request.fencing ? { acquired: true, fence: value } : { acquired: true };
+    return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    const keys = this.keysOf(key);
+    const ownListeners = this.subscriber?.isListening(keys.channel) ? 1 : 0;
+    const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
+    const reply = await this.run('release', key, keys, () => runScript(this.client, RELEASE, [keys.lock], args));
+    return reply === 1;
+  }
+
+  async extend(key: string, token: string, ttl: number): Promise<boolean> {
+    const keys = this.keysOf(key);
+    const reply = await this.run('extend', key, keys, () => runScript(this.client, EXTEND, [keys.lock], [token, ttl]));
+    return reply === 1;
+  }
+
+  async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    if (renewals.length === 0) return [];
+    const calls = renewals.map((renewal) => ({
+      keys: [this.keysOf(renewal.key).lock],
+      args: [renewal.token, renewal.ttl],
+    }));
+    let replies: unknown[];
+    try {
+      replies = await runScriptBatch(this.client, EXTEND, calls);
+    } catch (error) {
+      const failure = new LockStoreError('renew', undefined, error);
+      return renewals.map(() => failure);
+    }
+    return replies.map((reply, index) =>
+      reply instanceof Error ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply) : reply === 1,
+    );
+  }
+
+  async inspect(key: string): Promise<LockState> {
+    const keys = this.keysOf(key);
+    const replies = await this.run('inspect', key, keys, async () => {
+      const results = await this.client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
+      return (results ?? []).map(([error, value]) => {
+        if (error) throw error;
+        return value;
+      });
+    });
+    const [holder, pttl, fence] = replies as [string | null, number, string | null];
+    const held = holder !== null && !holder.startsWith('~');
+    return {
+      held,
+      ...(held && pttl >= 0 ? { remainingTtl: pttl } : {}),
+      ...(fence !== null ? { fence: Number(fence) } : {}),
+    };
+  }
+
+  async watch(key: string): Promise<ReleaseWatch> {
+    if (!this.subscriber || this.closed) return NotifiableWatch.timerOnly();
+    try {
+      return await this.subscriber.watch(this.keysOf(key).channel);
+    } catch {
+      // pub/sub refused (ACL, proxy without pub/sub): the waiter falls back to its backoff timer
+      return NotifiableWatch.timerOnly();
+    }
+  }
+
+  async verify(): Promise<void> {
+    if (isCluster(this.client)) return;
+    for (const script of ALL_SCRIPTS) {
+      try {
+        await this.client.script('LOAD', script.lua);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        const detail = /NOPERM/.test(message)
+          ? `the Redis user may not run scripts (${message}); grant it +evalsha +eval +script|load, or +@scripting`
+          : message;
+        throw new LockStoreError('load its Lua scripts', undefined, error, detail);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.subscriber?.close();
+    if (this.options.ownsClient) await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  private keysOf(key: string): ResourceKeys {
+    return resourceKeys(this.prefix, key);
+  }
+
+  private async run<T>(operation: string, key: string, keys: ResourceKeys, command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw this.storeError(operation, key, keys, error);
+    }
+  }
+
+  private storeError(operation: string, key: string, keys: ResourceKeys, error: unknown): LockStoreError {
+    const message = error instanceof Error ? error.message : String(error);
+    const detail = WRONG_TYPE.test(message)
+      ? `Redis key "${keys.lock}" (or "${keys.fence}") exists but holds another type of value, not a lock; ` +
+        'another part of the application uses this name: change keyPrefix or the key'
+      : undefined;
+    return new LockStoreError(operation, key, error, detail);
+  }
+}
+
+function isCluster(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}

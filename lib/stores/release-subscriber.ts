@@ -1,0 +1,91 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { ReleaseWatch } from '../interfaces/lock-store.interface.js';
+import { NotifiableWatch } from './notifiable-watch.js';
+
+type Client = Redis | Cluster;
+
+interface Channel {
+  readonly watches: Set<NotifiableWatch>;
+  readonly subscribed: Promise<void>;
+}
+
+/**
+ * One subscriber connection per store, shared by every waiter of every key. Channels are counted by
+ * the watches on them and unsubscribed when the last one closes. After a reconnect every watch is woken,
+ * since notices sent while the connection was down were lost.
+ */
+export class ReleaseSubscriber {
+  private connection?: Client;
+  private readonly channels = new Map<string, Channel>();
+  private everReady = false;
+
+  /**
+   * @param connect opens the dedicated subscriber connection (owned and closed by this class)
+   * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
+   */
+  constructor(
+    private readonly connect: () => Client,
+    readonly sharded: boolean,
+  ) {}
+
+  /** Whether this process currently listens on `channel` (so the releaser can discount itself). */
+  isListening(channel: string): boolean {
+    return this.channels.has(channel);
+  }
+
+  async watch(channel: string): Promise<ReleaseWatch> {
+    const connection = this.ensureConnection();
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      const subscribed = (this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel)).then(() => undefined);
+      entry = { watches: new Set(), subscribed };
+      this.channels.set(channel, entry);
+      subscribed.catch(() => this.channels.get(channel) === entry && this.channels.delete(channel));
+    }
+    const watch = new NotifiableWatch((closed) => this.unwatch(channel, closed));
+    entry.watches.add(watch);
+    try {
+      await entry.subscribed;
+    } catch (error) {
+      entry.watches.delete(watch);
+      throw error;
+    }
+    return watch;
+  }
+
+  async close(): Promise<void> {
+    const connection = this.connection;
+    this.connection = undefined;
+    for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+    this.channels.clear();
+    if (connection) await connection.quit().catch(() => connection.disconnect());
+  }
+
+  private unwatch(channel: string, watch: NotifiableWatch): void {
+    const entry = this.channels.get(channel);
+    if (!entry || !entry.watches.delete(watch) || entry.watches.size > 0) return;
+    this.channels.delete(channel);
+    const connection = this.connection;
+    if (!connection) return;
+    const unsubscribe = this.sharded ? connection.sunsubscribe(channel) : connection.unsubscribe(channel);
+    unsubscribe.catch(() => undefined);
+  }
+
+  private ensureConnection(): Client {
+    if (this.connection) return this.connection;
+    const connection = this.connect();
+    const onMessage = (channel: string | Buffer): void => {
+      const entry = this.channels.get(String(channel));
+      if (entry) for (const watch of entry.watches) watch.wake();
+    };
+    connection.on(this.sharded ? 'smessage' : 'message', onMessage);
+    connection.on('ready', () => {
+      if (this.everReady) for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+      this.everReady = true;
+    });
+    // errors surface through the commands that fail; an unhandled 'error' event would crash the process
+    connection.on('error', () => undefined);
+    this.connection = connection;
+    return connection;
+  }
+}

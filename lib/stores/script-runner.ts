@@ -1,0 +1,50 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { LuaScript } from './scripts.js';
+
+type Client = Redis | Cluster;
+type Reply = unknown;
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * Runs a script by EVALSHA and falls back to EVAL (which also caches it again) when the server has
+ * forgotten it: after SCRIPT FLUSH, a restart, or a failover to a node that never saw it.
+ */
+export async function runScript(client: Client, script: LuaScript, keys: string[], args: Array<string | number>): Promise<Reply> {
+  try {
+    return await client.evalsha(script.sha, script.keys, ...keys, ...args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return client.eval(script.lua, script.keys, ...keys, ...args);
+  }
+}
+
+/** One call of a batch: the keys and arguments of one script run. */
+export interface ScriptCall {
+  readonly keys: string[];
+  readonly args: Array<string | number>;
+}
+
+/**
+ * Runs many calls of one script in a single pipeline (one round trip); calls that met NOSCRIPT are
+ * retried with EVAL. Each entry is the reply or the error of that call.
+ */
+export async function runScriptBatch(client: Client, script: LuaScript, calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+  const pipeline = client.pipeline();
+  for (const call of calls) pipeline.evalsha(script.sha, script.keys, ...call.keys, ...call.args);
+  const replies = (await pipeline.exec()) ?? [];
+  return Promise.all(
+    calls.map(async (call, index) => {
+      const [error, reply] = replies[index] ?? [new Error('no reply in pipeline'), undefined];
+      if (!error) return reply;
+      if (!isNoScript(error)) return error;
+      try {
+        return await client.eval(script.lua, script.keys, ...call.keys, ...call.args);
+      } catch (retryError) {
+        return retryError as Error;
+      }
+    }),
+  );
+}

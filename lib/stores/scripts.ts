@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+
+/** A Lua script with its SHA1, so it runs by EVALSHA and is sent whole only when the server lacks it. */
+export interface LuaScript {
+  readonly name: string;
+  readonly lua: string;
+  readonly sha: string;
+  readonly keys: number;
+}
+
+function script(name: string, keys: number, lua: string): LuaScript {
+  const body = lua.trim();
+  return { name, keys, lua: body, sha: createHash('sha1').update(body).digest('hex') };
+}
+
+/**
+ * Grants the lease if the key is free, ours already, or reserved for hand-off to anyone but this owner.
+ * KEYS: lock, fence. ARGV: token, ttl ms, fencing ('1'/'0'), owner id.
+ * Returns {1, fence or 0} on a grant, {0, holder's PTTL} otherwise.
+ */
+export const ACQUIRE = script(
+  'acquire',
+  2,
+  `
+local holder = redis.call('GET', KEYS[1])
+-- our own token: a retry whose first reply was lost; refresh it and answer as the first time
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[3] == '1' then return {1, tonumber(redis.call('GET', KEYS[2]) or '0')} end
+  return {1, 0}
+end
+-- held by a token, or reserved ('~owner') by a releaser that must not re-take it before other waiters
+if holder and (string.sub(holder, 1, 1) ~= '~' or holder == '~' .. ARGV[4]) then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+-- the fence counter has no expiry: it must keep growing across every grant of this resource
+if ARGV[3] == '1' then return {1, redis.call('INCR', KEYS[2])} end
+return {1, 0}
+`,
+);
+
+/**
+ * Releases the lease only while the token holds it, and tells waiters in the same step.
+ * KEYS: lock. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for none),
+ * owner id, hand-off window ms, how many of the listeners are the releaser's own subscriber.
+ * Returns 1 when released, 0 when the lease was not ours any more.
+ */
+export const RELEASE = script(
+  'release',
+  1,
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local listeners = 0
+if ARGV[3] ~= '' then listeners = redis.call(ARGV[3], ARGV[2], '1') end
+-- waiters in other processes heard us: reserve the key briefly against this owner so one of them wins
+if listeners > tonumber(ARGV[6]) and tonumber(ARGV[5]) > 0 then
+  redis.call('SET', KEYS[1], '~' .. ARGV[4], 'PX', ARGV[5])
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
+`,
+);
+
+/**
+ * Sets the lease to a new length only while the token holds it; a missing key stays missing.
+ * KEYS: lock. ARGV: token, ttl ms. Returns 1 when extended, 0 otherwise.
+ */
+export const EXTEND = script(
+  'extend',
+  1,
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+`,
+);
+
+/** Every script this package runs, for loading them at startup. */
+export const ALL_SCRIPTS: readonly LuaScript[] = [ACQUIRE, RELEASE, EXTEND];

@@ -1,0 +1,29 @@
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+
+/** A duration: whole milliseconds, or a string such as `'500ms'`, `'30s'`, `'5m'`, `'1h'`. */
+export type Duration = number | string;
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const pattern = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$/;
+
+/**
+ * Converts a duration to whole milliseconds, or throws `LockConfigurationError` naming `option`.
+ * @param allowZero whether `0` is meaningful for this option (e.g. `wait: 0` means fail fast)
+ */
+export function toMilliseconds(value: Duration, option: string, allowZero = false): number {
+  let ms: number | undefined;
+  if (typeof value === 'number') ms = value;
+  else if (typeof value === 'string') {
+    const match = pattern.exec(value.trim());
+    if (match) ms = Number(match[1]) * units[match[2]];
+  }
+  const expectation = `expected ${allowZero ? 'zero or a positive' : 'a positive'} whole number of milliseconds or a string like "30s"`;
+  if (ms === undefined || !Number.isFinite(ms) || !Number.isInteger(ms) || ms < 0 || (ms === 0 && !allowZero)) {
+    throw new LockConfigurationError(option, value, expectation);
+  }
+  if (ms > MAX_DURATION) throw new LockConfigurationError(option, value, `expected at most ${MAX_DURATION} ms (24 days)`);
+  return ms;
+}
+
+/** Timers in Node overflow past 2^31-1 ms and fire at once; no duration may exceed it. */
+export const MAX_DURATION = 2_147_483_647;

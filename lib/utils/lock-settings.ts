@@ -1,0 +1,59 @@
+import type { LockDefaults, LockOptions } from '../interfaces/lock-options.interface.js';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import type { BackoffOptions } from './backoff.js';
+import { toMilliseconds } from './duration.js';
+import { validateBoolean, validateInteger } from './validate-options.js';
+
+/** Options of one acquisition with every default filled in and every value checked. */
+export interface LockSettings {
+  readonly ttl: number;
+  readonly wait: number;
+  readonly retry: BackoffOptions;
+  readonly autoRenew: boolean;
+  readonly fencing: boolean;
+}
+
+/** The built-in defaults, frozen. */
+export const DEFAULT_SETTINGS: LockSettings = Object.freeze({
+  ttl: 30_000,
+  wait: 0,
+  retry: Object.freeze({ minDelay: 50, maxDelay: 1000, factor: 2 }),
+  autoRenew: true,
+  fencing: false,
+});
+
+/** @default 1024 */
+export const DEFAULT_MAX_KEY_LENGTH = 1024;
+
+/**
+ * Merges `options` over `base` and validates the result, so bad values fail with a
+ * `LockConfigurationError` that names the option (at bootstrap for module and decorator options).
+ */
+export function resolveSettings(base: LockSettings, options: LockOptions | LockDefaults | undefined, scope = ''): LockSettings {
+  if (!options) return base;
+  if (typeof options !== 'object') return validateObject(scope || 'options', options);
+  const name = (field: string): string => (scope ? `${scope}.${field}` : field);
+  const retry = options.retry === undefined ? base.retry : resolveRetry(base.retry, options.retry, name('retry'));
+  return {
+    ttl: options.ttl === undefined ? base.ttl : toMilliseconds(options.ttl, name('ttl')),
+    wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), true),
+    retry,
+    autoRenew: options.autoRenew === undefined ? base.autoRenew : validateBoolean(name('autoRenew'), options.autoRenew),
+    fencing: options.fencing === undefined ? base.fencing : validateBoolean(name('fencing'), options.fencing),
+  };
+}
+
+function resolveRetry(base: BackoffOptions, retry: Partial<BackoffOptions>, scope: string): BackoffOptions {
+  if (typeof retry !== 'object' || retry === null) return validateObject(scope, retry);
+  const minDelay = retry.minDelay === undefined ? base.minDelay : validateInteger(`${scope}.minDelay`, retry.minDelay, 1);
+  const maxDelay = retry.maxDelay === undefined ? Math.max(base.maxDelay, minDelay) : validateInteger(`${scope}.maxDelay`, retry.maxDelay, minDelay);
+  const factor = retry.factor === undefined ? base.factor : retry.factor;
+  if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
+    throw new LockConfigurationError(`${scope}.factor`, factor, 'expected a finite number of at least 1');
+  }
+  return { minDelay, maxDelay, factor };
+}
+
+function validateObject(option: string, value: unknown): never {
+  throw new LockConfigurationError(option, value, 'expected an object');
+}

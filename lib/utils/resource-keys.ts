@@ -1,0 +1,20 @@
+/** The Redis names of one resource: its lease, its fence counter and its release channel. */
+export interface ResourceKeys {
+  readonly lock: string;
+  readonly fence: string;
+  readonly channel: string;
+}
+
+/**
+ * Lays out the keys of a resource so that all three share one Redis Cluster hash slot for any user key.
+ * The user key is wrapped in a hash tag `{...}` after escaping `{`, `}` and `%`, so it can neither close
+ * the tag early, nor open an empty one, nor collide with another resource's names.
+ */
+export function resourceKeys(prefix: string, key: string): ResourceKeys {
+  const base = `${prefix}{${escapeKey(key)}}`;
+  return { lock: base, fence: `${base}:fence`, channel: `${base}:released` };
+}
+
+function escapeKey(key: string): string {
+  return key.replace(/[%{}]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+}

@@ -1,0 +1,201 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import { LockManager } from '../../lib/lock-manager.js';
+import { LockLostError } from '../../lib/errors/lock-lost.error.js';
+import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
+import { newToken } from '../../lib/utils/token.js';
+import type { StorePair, StoreKind } from '../support/stores.js';
+
+/** Keys chosen to break naive key layouts: hash-tag braces, unicode, white space, a 1 KiB key. */
+export const ADVERSARIAL_KEYS = ['{', '}', '{}', 'a}b{c', '}{', '%7B', 'ключ:🔒', 'with space', 'line\nbreak', 'k'.repeat(1024)];
+
+/**
+ * The behaviour every LockStore must show, run against each store kind: Memory, Redis, Cluster, Redlock.
+ */
+export function describeStoreContract(kind: StoreKind): void {
+  describe(`${kind.name} contract`, () => {
+    let pair: StorePair;
+    let managers: LockManager[] = [];
+    const manager = (store = pair.store, options: Partial<ConstructorParameters<typeof LockManager>[0]> = {}) => {
+      const created = new LockManager({ store: { ...bind(store), close: async () => undefined }, ...options });
+      managers.push(created);
+      return created;
+    };
+
+    beforeEach(async () => {
+      pair = await kind.create();
+    });
+
+    afterEach(async () => {
+      await Promise.all(managers.map((m) => m.close()));
+      managers = [];
+      await pair.close();
+    });
+
+    it('grants a free key and reports the holder\'s remaining lease to a second acquirer', async () => {
+      const first = await pair.store.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: false });
+      const second = await pair.other.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: false });
+      expect(first).toEqual({ acquired: true });
+      expect(second.acquired).toBe(false);
+      if (!second.acquired) {
+        expect(second.remainingTtl).toBeGreaterThan(4000);
+        expect(second.remainingTtl).toBeLessThanOrEqual(5000);
+      }
+    });
+
+    it('lets exactly one of 50 concurrent acquirers win', async () => {
+      const stores = [pair.store, pair.other];
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => stores[i % 2].acquire({ key: 'race', token: newToken(), ttl: 5000, fencing: false })),
+      );
+      expect(results.filter((r) => r.acquired)).toHaveLength(1);
+    });
+
+    it('releases only with the holder\'s token: a stale token neither releases nor extends', async () => {
+      const token = newToken();
+      await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: false });
+      expect(await pair.other.release('k', newToken())).toBe(false);
+      expect(await pair.other.extend('k', newToken(), 60_000)).toBe(false);
+      const state = await pair.other.inspect('k');
+      expect(state.held).toBe(true);
+      expect(state.remainingTtl).toBeLessThanOrEqual(5000);
+      expect(await pair.store.release('k', token)).toBe(true);
+      expect(await pair.store.release('k', token)).toBe(false);
+      expect((await pair.other.inspect('k')).held).toBe(false);
+    });
+
+    it('extends only a live lease and never re-creates a missing key', async () => {
+      const token = newToken();
+      await pair.store.acquire({ key: 'k', token, ttl: 1000, fencing: false });
+      expect(await pair.store.extend('k', token, 8000)).toBe(true);
+      expect((await pair.other.inspect('k')).remainingTtl).toBeGreaterThan(5000);
+      await pair.deleteLease('k');
+      expect(await pair.store.extend('k', token, 8000)).toBe(false);
+      expect((await pair.other.inspect('k')).held).toBe(false);
+    });
+
+    it('grants again to the same token, so a retry after a lost reply does not block on itself', async () => {
+      const token = newToken();
+      const first = await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: true });
+      const retry = await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: true });
+      expect(retry).toEqual(first);
+      expect((await pair.other.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: true })).acquired).toBe(false);
+    });
+
+    it('frees the key of a holder that never releases within its TTL', async () => {
+      await pair.store.acquire({ key: 'crashed', token: newToken(), ttl: 200, fencing: false });
+      expect((await pair.other.acquire({ key: 'crashed', token: newToken(), ttl: 200, fencing: false })).acquired).toBe(false);
+      const waiter = manager(pair.other);
+      const started = performance.now();
+      const lock = await waiter.acquire('crashed', { wait: 2000, ttl: 1000 });
+      expect(performance.now() - started).toBeLessThan(1000);
+      await lock.release();
+    });
+
+    it('grants fences that strictly increase across holders, and only when fencing is on', async () => {
+      const token = newToken();
+      const first = await pair.store.acquire({ key: 'f', token, ttl: 5000, fencing: true });
+      await pair.store.release('f', token);
+      const second = await pair.other.acquire({ key: 'f', token: newToken(), ttl: 5000, fencing: true });
+      expect(first.acquired && second.acquired).toBe(true);
+      if (first.acquired && second.acquired) expect(second.fence).toBeGreaterThan(first.fence as number);
+      expect(await pair.store.acquire({ key: 'nofence', token: newToken(), ttl: 5000, fencing: false })).toEqual({ acquired: true });
+      expect((await pair.other.inspect('f')).fence).toBe(second.acquired ? second.fence : -1);
+    });
+
+    it('hands out 1,000 strictly increasing fences to contending workers, one holder at a time', async () => {
+      const managersInPlay = [manager(pair.store), manager(pair.other)];
+      const seen: number[] = [];
+      let inside = 0;
+      let overlaps = 0;
+      const worker = async (m: LockManager, grants: number) => {
+        for (let i = 0; i < grants; i++) {
+          await m.using(
+            'fenced',
+            async (lock) => {
+              inside++;
+              if (inside > 1) overlaps++;
+              seen.push(lock.fence as number);
+              await Promise.resolve();
+              inside--;
+            },
+            { fencing: true, wait: 10_000, ttl: 5000 },
+          );
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, (_, i) => worker(managersInPlay[i % 2], 125)));
+      expect(seen).toHaveLength(1000);
+      expect(overlaps).toBe(0);
+      for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]);
+    });
+
+    it.each(ADVERSARIAL_KEYS.map((key) => [JSON.stringify(key).slice(0, 24), key]))(
+      'treats the key %s as its own resource, distinct from every other adversarial key',
+      async (_label, key) => {
+        const token = newToken();
+        expect((await pair.store.acquire({ key, token, ttl: 5000, fencing: true })).acquired).toBe(true);
+        for (const otherKey of ADVERSARIAL_KEYS.filter((k) => k !== key)) {
+          expect((await pair.other.inspect(otherKey)).held).toBe(false);
+        }
+        expect((await pair.other.acquire({ key, token: newToken(), ttl: 5000, fencing: true })).acquired).toBe(false);
+        expect(await pair.store.release(key, token)).toBe(true);
+      },
+    );
+
+    it('wakes a waiter on release, long before its backoff would have fired', async () => {
+      const holder = manager(pair.store);
+      const waiter = manager(pair.other);
+      const lock = await holder.acquire('busy', { ttl: 10_000 });
+      const started = performance.now();
+      const waiting = waiter.acquire('busy', { wait: 5000, retry: { minDelay: 3000, maxDelay: 3000 } });
+      await sleep(100);
+      await lock.release();
+      const next = await waiting;
+      expect(performance.now() - started).toBeLessThan(1000);
+      await next.release();
+    });
+
+    it('gives up with LockNotAcquiredError after the wait, naming the key and the holder\'s remaining lease', async () => {
+      const holder = manager(pair.store);
+      const lock = await holder.acquire('held', { ttl: 10_000 });
+      const error = await manager(pair.other).acquire('held', { wait: 150 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect((error as LockNotAcquiredError).key).toBe('held');
+      expect((error as LockNotAcquiredError).remainingTime).toBeGreaterThan(9000);
+      expect(await manager(pair.other).tryAcquire('held')).toBeNull();
+      await lock.release();
+    });
+
+    it('aborts the holder\'s signal with LockLostError when its lease is deleted under it', async () => {
+      const holder = manager(pair.store);
+      const lock = await holder.acquire('victim', { ttl: 600, autoRenew: true });
+      await pair.deleteLease('victim');
+      const reason = await new Promise<unknown>((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)));
+      expect(reason).toBeInstanceOf(LockLostError);
+      expect((reason as LockLostError).reason).toBe('taken');
+      expect(await lock.release()).toBe(false);
+    });
+
+    it('keeps 200 auto-renewed leases alive across ten times their TTL', async () => {
+      const holder = manager(pair.store);
+      const locks = await Promise.all(Array.from({ length: 200 }, (_, i) => holder.acquire(`renewed:${i}`, { ttl: 300, autoRenew: true })));
+      await sleep(3000);
+      expect(locks.every((lock) => lock.isHeld && !lock.signal.aborted)).toBe(true);
+      const states = await Promise.all(locks.map((lock) => pair.other.inspect(lock.key)));
+      expect(states.every((state) => state.held)).toBe(true);
+      await holder.releaseAll(locks);
+    });
+  });
+}
+
+function bind(store: StorePair['store']): StorePair['store'] {
+  return {
+    acquire: (r) => store.acquire(r),
+    release: (k, t) => store.release(k, t),
+    extend: (k, t, ttl) => store.extend(k, t, ttl),
+    extendMany: (r) => store.extendMany(r),
+    inspect: (k) => store.inspect(k),
+    watch: (k) => store.watch(k),
+    close: () => store.close(),
+  };
+}
