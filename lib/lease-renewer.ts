@@ -101,7 +101,9 @@ export class LeaseRenewer {
     const sentAt = performance.now();
     let outcomes: Array<boolean | Error>;
     try {
-      outcomes = await this.store.extendMany(batch.map(({ lock }) => ({ key: lock.key, token: lock.token, ttl: lock.ttl })));
+      outcomes = await this.store.extendMany(
+        batch.map(({ lock }) => ({ key: lock.key, token: lock.token, ttl: lock.ttl })),
+      );
     } catch (error) {
       outcomes = batch.map(() => (error instanceof Error ? error : new Error(String(error))));
     }

@@ -39,6 +39,9 @@ export class LocalQueue {
 
   /** Wakes the head's current wait: a lock on this key was released inside this process. */
   wake(): void {
-    void this.watch?.then((watch) => watch.wake(), () => undefined);
+    void this.watch?.then(
+      (watch) => watch.wake(),
+      () => undefined,
+    );
   }
 }

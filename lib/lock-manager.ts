@@ -44,7 +44,12 @@ export class LockManager {
   constructor(options: LockManagerOptions) {
     this.store = options.store;
     this.logger = options.logger;
-    this.maxKeyLength = validateInteger('maxKeyLength', options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH, 1, 512 * 1024 * 1024);
+    this.maxKeyLength = validateInteger(
+      'maxKeyLength',
+      options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH,
+      1,
+      512 * 1024 * 1024,
+    );
     this.settings = resolveSettings(DEFAULT_SETTINGS, options);
     this.renewer = new LeaseRenewer(this.store, (lock, reason, cause) => this.onLost(lock, reason, cause));
     this.controller = {
@@ -101,14 +106,20 @@ export class LockManager {
     const settings = this.settingsOf(options, true);
     const many = Array.isArray(keyOrKeys);
     const keys = many ? (keyOrKeys as readonly string[]) : [keyOrKeys as string];
-    return this.runLocked(keys, settings, (locks) => (fn as (value: unknown) => T | Promise<T>)(many ? locks : locks[0]));
+    return this.runLocked(keys, settings, (locks) =>
+      (fn as (value: unknown) => T | Promise<T>)(many ? locks : locks[0]),
+    );
   }
 
   /**
    * Runs `fn` in a locked scope of `keys` with settings already resolved (once, by `@WithLock`).
    * @internal
    */
-  async runLocked<T>(keys: readonly string[], settings: LockSettings, fn: (locks: Lock[]) => T | Promise<T>): Promise<T> {
+  async runLocked<T>(
+    keys: readonly string[],
+    settings: LockSettings,
+    fn: (locks: Lock[]) => T | Promise<T>,
+  ): Promise<T> {
     const { locks, taken } = await this.acquireAll([...new Set(keys)], settings);
     try {
       return await runWithLocks(this, locks, () => fn(locks));
@@ -211,7 +222,13 @@ export class LockManager {
     return this.waitInQueue(key, token, settings, deadline, queue);
   }
 
-  private async waitInQueue(key: string, token: string, settings: LockSettings, deadline: number, queue: LocalQueue): Promise<Attempt> {
+  private async waitInQueue(
+    key: string,
+    token: string,
+    settings: LockSettings,
+    deadline: number,
+    queue: LocalQueue,
+  ): Promise<Attempt> {
     const waiter = queue.enter();
     let last: Attempt = { remainingTtl: undefined };
     try {
@@ -235,7 +252,10 @@ export class LockManager {
       queue.leave(waiter);
       if (queue.size === 0 && this.queues.get(key) === queue) {
         this.queues.delete(key);
-        void queue.watch?.then((watch) => watch.close(), () => undefined);
+        void queue.watch?.then(
+          (watch) => watch.close(),
+          () => undefined,
+        );
       }
     }
   }

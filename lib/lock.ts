@@ -115,7 +115,12 @@ export class Lock {
 
   /** A plain view for logs and JSON: never the token. */
   toJSON(): { key: string; fence?: number; remainingTime: number; isHeld: boolean } {
-    return { key: this.key, ...(this.fence === undefined ? {} : { fence: this.fence }), remainingTime: this.remainingTime, isHeld: this.isHeld };
+    return {
+      key: this.key,
+      ...(this.fence === undefined ? {} : { fence: this.fence }),
+      remainingTime: this.remainingTime,
+      isHeld: this.isHeld,
+    };
   }
 
   [inspect.custom](): string {

@@ -4,9 +4,15 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 
 @Injectable()
-class A { hi() { return 'hi'; } }
+class A {
+  hi() {
+    return 'hi';
+  }
+}
 @Injectable()
-class B { constructor(readonly a: A) {} }
+class B {
+  constructor(readonly a: A) {}
+}
 @Module({ providers: [A, B] })
 class M {}
 

@@ -1,11 +1,6 @@
 /** Stable codes of every error this package throws; match on `error.code`, it survives two copies of the package. */
 export type LockErrorCode =
-  | 'LOCK_NOT_ACQUIRED'
-  | 'LOCK_LOST'
-  | 'LOCK_STORE_ERROR'
-  | 'LOCK_CONFIGURATION'
-  | 'LOCK_KEY_INVALID'
-  | 'LOCK_NOT_READY';
+  'LOCK_NOT_ACQUIRED' | 'LOCK_LOST' | 'LOCK_STORE_ERROR' | 'LOCK_CONFIGURATION' | 'LOCK_KEY_INVALID' | 'LOCK_NOT_READY';
 
 /** Base class of every error thrown by nestjs-lock. */
 export abstract class LockError extends Error {

@@ -58,7 +58,11 @@ export class RedisLockStore implements LockStore {
     this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
     this.handoffWindow = options.handoffWindow ?? 20;
     if (!Number.isInteger(this.handoffWindow) || this.handoffWindow < 0) {
-      throw new LockConfigurationError('handoffWindow', options.handoffWindow, 'expected a whole number of ms, 0 or more');
+      throw new LockConfigurationError(
+        'handoffWindow',
+        options.handoffWindow,
+        'expected a whole number of ms, 0 or more',
+      );
     }
     const cluster = isCluster(this.client);
     const notices = options.releaseNotices ?? true;
@@ -69,7 +73,9 @@ export class RedisLockStore implements LockStore {
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
     const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner];
-    const reply = await this.run('acquire', request.key, keys, () => runScript(this.client, ACQUIRE, [keys.lock, keys.fence], args));
+    const reply = await this.run('acquire', request.key, keys, () =>
+      runScript(this.client, ACQUIRE, [keys.lock, keys.fence], args),
+    );
     const [granted, value] = reply as [number, number];
     if (granted === 1) return request.fencing ? { acquired: true, fence: value } : { acquired: true };
     return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
@@ -103,7 +109,9 @@ export class RedisLockStore implements LockStore {
       return renewals.map(() => failure);
     }
     return replies.map((reply, index) =>
-      reply instanceof Error ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply) : reply === 1,
+      reply instanceof Error
+        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
+        : reply === 1,
     );
   }
 

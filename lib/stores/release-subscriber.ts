@@ -37,7 +37,9 @@ export class ReleaseSubscriber {
     const connection = this.ensureConnection();
     let entry = this.channels.get(channel);
     if (!entry) {
-      const subscribed = (this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel)).then(() => undefined);
+      const subscribed = (this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel)).then(
+        () => undefined,
+      );
       entry = { watches: new Set(), subscribed };
       this.channels.set(channel, entry);
       subscribed.catch(() => this.channels.get(channel) === entry && this.channels.delete(channel));

@@ -12,7 +12,12 @@ function isNoScript(error: unknown): boolean {
  * Runs a script by EVALSHA and falls back to EVAL (which also caches it again) when the server has
  * forgotten it: after SCRIPT FLUSH, a restart, or a failover to a node that never saw it.
  */
-export async function runScript(client: Client, script: LuaScript, keys: string[], args: Array<string | number>): Promise<Reply> {
+export async function runScript(
+  client: Client,
+  script: LuaScript,
+  keys: string[],
+  args: Array<string | number>,
+): Promise<Reply> {
   try {
     return await client.evalsha(script.sha, script.keys, ...keys, ...args);
   } catch (error) {
@@ -31,7 +36,11 @@ export interface ScriptCall {
  * Runs many calls of one script in a single pipeline (one round trip); calls that met NOSCRIPT are
  * retried with EVAL. Each entry is the reply or the error of that call.
  */
-export async function runScriptBatch(client: Client, script: LuaScript, calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+export async function runScriptBatch(
+  client: Client,
+  script: LuaScript,
+  calls: readonly ScriptCall[],
+): Promise<Array<Reply | Error>> {
   const pipeline = client.pipeline();
   for (const call of calls) pipeline.evalsha(script.sha, script.keys, ...call.keys, ...call.args);
   const replies = (await pipeline.exec()) ?? [];

@@ -21,7 +21,8 @@ export function toMilliseconds(value: Duration, option: string, allowZero = fals
   if (ms === undefined || !Number.isFinite(ms) || !Number.isInteger(ms) || ms < 0 || (ms === 0 && !allowZero)) {
     throw new LockConfigurationError(option, value, expectation);
   }
-  if (ms > MAX_DURATION) throw new LockConfigurationError(option, value, `expected at most ${MAX_DURATION} ms (24 days)`);
+  if (ms > MAX_DURATION)
+    throw new LockConfigurationError(option, value, `expected at most ${MAX_DURATION} ms (24 days)`);
   return ms;
 }
 

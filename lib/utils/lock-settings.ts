@@ -29,7 +29,11 @@ export const DEFAULT_MAX_KEY_LENGTH = 1024;
  * Merges `options` over `base` and validates the result, so bad values fail with a
  * `LockConfigurationError` that names the option (at bootstrap for module and decorator options).
  */
-export function resolveSettings(base: LockSettings, options: LockOptions | LockDefaults | undefined, scope = ''): LockSettings {
+export function resolveSettings(
+  base: LockSettings,
+  options: LockOptions | LockDefaults | undefined,
+  scope = '',
+): LockSettings {
   if (!options) return base;
   if (typeof options !== 'object') return validateObject(scope || 'options', options);
   const name = (field: string): string => (scope ? `${scope}.${field}` : field);
@@ -45,8 +49,12 @@ export function resolveSettings(base: LockSettings, options: LockOptions | LockD
 
 function resolveRetry(base: BackoffOptions, retry: Partial<BackoffOptions>, scope: string): BackoffOptions {
   if (typeof retry !== 'object' || retry === null) return validateObject(scope, retry);
-  const minDelay = retry.minDelay === undefined ? base.minDelay : validateInteger(`${scope}.minDelay`, retry.minDelay, 1);
-  const maxDelay = retry.maxDelay === undefined ? Math.max(base.maxDelay, minDelay) : validateInteger(`${scope}.maxDelay`, retry.maxDelay, minDelay);
+  const minDelay =
+    retry.minDelay === undefined ? base.minDelay : validateInteger(`${scope}.minDelay`, retry.minDelay, 1);
+  const maxDelay =
+    retry.maxDelay === undefined
+      ? Math.max(base.maxDelay, minDelay)
+      : validateInteger(`${scope}.maxDelay`, retry.maxDelay, minDelay);
   const factor = retry.factor === undefined ? base.factor : retry.factor;
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
     throw new LockConfigurationError(`${scope}.factor`, factor, 'expected a finite number of at least 1');

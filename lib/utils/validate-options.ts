@@ -16,7 +16,9 @@ export function validateKeyPrefix(prefix: unknown): string {
 /** Checks one resource key: a non-empty string of at most `maxBytes` UTF-8 bytes. */
 export function validateKey(key: unknown, maxBytes: number): string {
   if (typeof key !== 'string' || key.length === 0) {
-    throw new LockKeyError(`A lock key must be a non-empty string; got ${key === '' ? 'an empty string' : typeof key}.`);
+    throw new LockKeyError(
+      `A lock key must be a non-empty string; got ${key === '' ? 'an empty string' : typeof key}.`,
+    );
   }
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > maxBytes) {

@@ -7,7 +7,18 @@ import { newToken } from '../../lib/utils/token.js';
 import type { StorePair, StoreKind } from '../support/stores.js';
 
 /** Keys chosen to break naive key layouts: hash-tag braces, unicode, white space, a 1 KiB key. */
-export const ADVERSARIAL_KEYS = ['{', '}', '{}', 'a}b{c', '}{', '%7B', 'ключ:🔒', 'with space', 'line\nbreak', 'k'.repeat(1024)];
+export const ADVERSARIAL_KEYS = [
+  '{',
+  '}',
+  '{}',
+  'a}b{c',
+  '}{',
+  '%7B',
+  'ключ:🔒',
+  'with space',
+  'line\nbreak',
+  'k'.repeat(1024),
+];
 
 /**
  * The behaviour every LockStore must show, run against each store kind: Memory, Redis, Cluster, Redlock.
@@ -32,7 +43,7 @@ export function describeStoreContract(kind: StoreKind): void {
       await pair.close();
     });
 
-    it('grants a free key and reports the holder\'s remaining lease to a second acquirer', async () => {
+    it("grants a free key and reports the holder's remaining lease to a second acquirer", async () => {
       const first = await pair.store.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: false });
       const second = await pair.other.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: false });
       expect(first).toEqual({ acquired: true });
@@ -46,12 +57,14 @@ export function describeStoreContract(kind: StoreKind): void {
     it('lets exactly one of 50 concurrent acquirers win', async () => {
       const stores = [pair.store, pair.other];
       const results = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => stores[i % 2].acquire({ key: 'race', token: newToken(), ttl: 5000, fencing: false })),
+        Array.from({ length: 50 }, (_, i) =>
+          stores[i % 2].acquire({ key: 'race', token: newToken(), ttl: 5000, fencing: false }),
+        ),
       );
       expect(results.filter((r) => r.acquired)).toHaveLength(1);
     });
 
-    it('releases only with the holder\'s token: a stale token neither releases nor extends', async () => {
+    it("releases only with the holder's token: a stale token neither releases nor extends", async () => {
       const token = newToken();
       await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: false });
       expect(await pair.other.release('k', newToken())).toBe(false);
@@ -79,12 +92,16 @@ export function describeStoreContract(kind: StoreKind): void {
       const first = await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: true });
       const retry = await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: true });
       expect(retry).toEqual(first);
-      expect((await pair.other.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: true })).acquired).toBe(false);
+      expect((await pair.other.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: true })).acquired).toBe(
+        false,
+      );
     });
 
     it('frees the key of a holder that never releases within its TTL', async () => {
       await pair.store.acquire({ key: 'crashed', token: newToken(), ttl: 200, fencing: false });
-      expect((await pair.other.acquire({ key: 'crashed', token: newToken(), ttl: 200, fencing: false })).acquired).toBe(false);
+      expect((await pair.other.acquire({ key: 'crashed', token: newToken(), ttl: 200, fencing: false })).acquired).toBe(
+        false,
+      );
       const waiter = manager(pair.other);
       const started = performance.now();
       const lock = await waiter.acquire('crashed', { wait: 2000, ttl: 1000 });
@@ -99,7 +116,9 @@ export function describeStoreContract(kind: StoreKind): void {
       const second = await pair.other.acquire({ key: 'f', token: newToken(), ttl: 5000, fencing: true });
       expect(first.acquired && second.acquired).toBe(true);
       if (first.acquired && second.acquired) expect(second.fence).toBeGreaterThan(first.fence as number);
-      expect(await pair.store.acquire({ key: 'nofence', token: newToken(), ttl: 5000, fencing: false })).toEqual({ acquired: true });
+      expect(await pair.store.acquire({ key: 'nofence', token: newToken(), ttl: 5000, fencing: false })).toEqual({
+        acquired: true,
+      });
       expect((await pair.other.inspect('f')).fence).toBe(second.acquired ? second.fence : -1);
     });
 
@@ -155,10 +174,12 @@ export function describeStoreContract(kind: StoreKind): void {
       await next.release();
     });
 
-    it('gives up with LockNotAcquiredError after the wait, naming the key and the holder\'s remaining lease', async () => {
+    it("gives up with LockNotAcquiredError after the wait, naming the key and the holder's remaining lease", async () => {
       const holder = manager(pair.store);
       const lock = await holder.acquire('held', { ttl: 10_000 });
-      const error = await manager(pair.other).acquire('held', { wait: 150 }).catch((e: unknown) => e);
+      const error = await manager(pair.other)
+        .acquire('held', { wait: 150 })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockNotAcquiredError);
       expect((error as LockNotAcquiredError).key).toBe('held');
       expect((error as LockNotAcquiredError).remainingTime).toBeGreaterThan(9000);
@@ -166,11 +187,13 @@ export function describeStoreContract(kind: StoreKind): void {
       await lock.release();
     });
 
-    it('aborts the holder\'s signal with LockLostError when its lease is deleted under it', async () => {
+    it("aborts the holder's signal with LockLostError when its lease is deleted under it", async () => {
       const holder = manager(pair.store);
       const lock = await holder.acquire('victim', { ttl: 600, autoRenew: true });
       await pair.deleteLease('victim');
-      const reason = await new Promise<unknown>((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)));
+      const reason = await new Promise<unknown>((resolve) =>
+        lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)),
+      );
       expect(reason).toBeInstanceOf(LockLostError);
       expect((reason as LockLostError).reason).toBe('taken');
       expect(await lock.release()).toBe(false);
@@ -178,7 +201,9 @@ export function describeStoreContract(kind: StoreKind): void {
 
     it('keeps 200 auto-renewed leases alive across ten times their TTL', async () => {
       const holder = manager(pair.store);
-      const locks = await Promise.all(Array.from({ length: 200 }, (_, i) => holder.acquire(`renewed:${i}`, { ttl: 300, autoRenew: true })));
+      const locks = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => holder.acquire(`renewed:${i}`, { ttl: 300, autoRenew: true })),
+      );
       await sleep(3000);
       expect(locks.every((lock) => lock.isHeld && !lock.signal.aborted)).toBe(true);
       const states = await Promise.all(locks.map((lock) => pair.other.inspect(lock.key)));

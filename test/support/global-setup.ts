@@ -2,7 +2,6 @@
 import { startRedisServer, type RedisServerHandle } from './redis-server';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __nestjsLockRedis: RedisServerHandle | undefined;
 }
 

@@ -24,7 +24,10 @@ export interface StoreKind {
 /** The URL of the shared test redis-server started by the global setup. */
 export function testRedisUrl(): string {
   const url = process.env.REDIS_TEST_URL;
-  if (!url) throw new Error('REDIS_TEST_URL is not set: run the tests through jest (npm test), whose global setup starts redis-server.');
+  if (!url)
+    throw new Error(
+      'REDIS_TEST_URL is not set: run the tests through jest (npm test), whose global setup starts redis-server.',
+    );
   return url;
 }
 

@@ -1,2 +1,0 @@
-// dist/cjs sits inside a "type": "module" package; this marker makes Node read it as CommonJS.
-require('node:fs').writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
