@@ -1,7 +1,13 @@
 export * from './errors/index.js';
+export * from './decorators/index.js';
 export type * from './interfaces/index.js';
 export { Lock } from './lock.js';
 export { LockManager, type LockManagerOptions } from './lock-manager.js';
+export { LockModule } from './lock.module.js';
+export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
+export { LockService } from './lock.service.js';
+export { LockInterceptor } from './lock.interceptor.js';
+export type { LockKeySpec } from './locked-method.js';
 export { MemoryLockStore } from './stores/memory.store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
 export type { Duration } from './utils/duration.js';

@@ -19,6 +19,24 @@ export interface LockManagerOptions extends LockDefaults {
   readonly store: LockStore;
   /** Where lost leases and store failures are reported. @default silent */
   readonly logger?: LockLogger;
+  /** Close the store in `close()`; leave it `false` for a store someone else still uses. @default true */
+  readonly closeStore?: boolean;
+}
+
+/** How a locked scope treats contention and release. @internal */
+export interface LockedScopeOptions<C> {
+  /** Keep the leases until at least this many ms after the scope started. */
+  readonly holdAtLeast?: number;
+  /** Called instead of throwing when a key stays held past the wait; its result is the scope's. */
+  readonly onContention?: (error: LockNotAcquiredError) => C;
+}
+
+/** How a locked scope treats contention and release. @internal */
+export interface LockedScopeOptions<C> {
+  /** Keep the leases until at least this many ms after the scope started. */
+  readonly holdAtLeast?: number;
+  /** Called instead of throwing when a key stays held past the wait; its result is the scope's. */
+  readonly onContention?: (error: LockNotAcquiredError) => C;
 }
 
 type Attempt = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
@@ -38,7 +56,8 @@ export class LockManager {
   private readonly queues = new Map<string, LocalQueue>();
   private readonly held = new Map<string, Lock>();
   private readonly controller: LeaseController;
-  private closing = false;
+  private readonly closeStore: boolean;
+  private closing?: Promise<void>;
 
   /** @throws LockConfigurationError when an option is invalid */
   constructor(options: LockManagerOptions) {
@@ -51,6 +70,7 @@ export class LockManager {
       512 * 1024 * 1024,
     );
     this.settings = resolveSettings(DEFAULT_SETTINGS, options);
+    this.closeStore = options.closeStore ?? true;
     this.renewer = new LeaseRenewer(this.store, (lock, reason, cause) => this.onLost(lock, reason, cause));
     this.controller = {
       extend: (lock, ttl) => this.extendLease(lock, ttl),
@@ -115,17 +135,32 @@ export class LockManager {
    * Runs `fn` in a locked scope of `keys` with settings already resolved (once, by `@WithLock`).
    * @internal
    */
-  async runLocked<T>(
+  async runLocked<T, C = never>(
     keys: readonly string[],
     settings: LockSettings,
     fn: (locks: Lock[]) => T | Promise<T>,
-  ): Promise<T> {
-    const { locks, taken } = await this.acquireAll([...new Set(keys)], settings);
+    scope: LockedScopeOptions<C> = {},
+  ): Promise<T | C> {
+    const started = performance.now();
+    let acquired;
+    try {
+      acquired = await this.acquireAll([...new Set(keys)], settings);
+    } catch (error) {
+      if (scope.onContention && error instanceof LockNotAcquiredError) return scope.onContention(error);
+      throw error;
+    }
+    const { locks, taken } = acquired;
     try {
       return await runWithLocks(this, locks, () => fn(locks));
     } finally {
-      await this.releaseAll(taken);
+      const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
+      await this.releaseAll(taken, keepFor >= 1 ? Math.ceil(keepFor) : undefined);
     }
+  }
+
+  /** Logs (at debug) a call skipped because its lock was busy. @internal */
+  reportSkip(label: string, error: LockNotAcquiredError): void {
+    this.logger?.debug?.(`Skipped ${label}: ${error.message}`);
   }
 
   /**
@@ -189,15 +224,21 @@ export class LockManager {
     return this.held.size;
   }
 
-  /** Stops renewals, releases every held lease (their signals abort with reason `shutdown`), closes the store. */
-  async close(): Promise<void> {
-    if (this.closing) return;
-    this.closing = true;
+  /**
+   * Stops renewals, releases every held lease (their signals abort with reason `shutdown`), then closes
+   * the store unless `closeStore` was false. Safe to call more than once.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
     this.renewer.stop();
     const locks = [...this.held.values()];
     for (const lock of locks) lock.lose('shutdown');
     await this.releaseAll(locks);
-    await this.store.close();
+    if (this.closeStore) await this.store.close();
   }
 
   private settingsOf(options: LockOptions | undefined, scoped: boolean): LockSettings {

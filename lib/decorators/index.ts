@@ -1,0 +1,1 @@
+export { WithLock, type WithLockOptions } from './with-lock.decorator.js';

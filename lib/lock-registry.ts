@@ -1,0 +1,33 @@
+import type { LockManager } from './lock-manager.js';
+
+/**
+ * Connects `@WithLock` methods to the LockService of their application. Decorators run before any
+ * module exists, so the wrapper looks its service up at call time: first by the instance the method
+ * runs on (bound when the module initialises), else the most recent ready service of the process.
+ */
+const byInstance = new WeakMap<object, LockManager>();
+const ready: LockManager[] = [];
+
+/** Marks a service ready for `@WithLock` methods. */
+export function registerService(service: LockManager): void {
+  if (!ready.includes(service)) ready.push(service);
+}
+
+/** Forgets a service (its application is shutting down). */
+export function unregisterService(service: LockManager): void {
+  const index = ready.indexOf(service);
+  if (index >= 0) ready.splice(index, 1);
+}
+
+/** Binds a provider or controller instance to its application's service. */
+export function bindInstance(instance: object, service: LockManager): void {
+  byInstance.set(instance, service);
+}
+
+/** The service for a method running on `instance`, or `undefined` when no LockModule is ready. */
+export function serviceFor(instance: unknown): LockManager | undefined {
+  const bound = instance !== null && typeof instance === 'object' ? byInstance.get(instance) : undefined;
+  // an instance of an application that has shut down must not borrow another application's locks
+  if (bound) return ready.includes(bound) ? bound : undefined;
+  return ready[ready.length - 1];
+}

@@ -1,0 +1,66 @@
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
+import { MemoryLockStore } from '../stores/memory.store.js';
+import { RedisLockStore } from '../stores/redis.store.js';
+
+/** Defaults for a client the module creates: fail a command in bounded time instead of queueing forever. */
+const OWNED_CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000, connectTimeout: 2000 };
+
+/** The store the module options ask for, and whether the module must close it. */
+export interface CreatedStore {
+  readonly store: LockStore;
+  readonly owned: boolean;
+  readonly local: boolean;
+}
+
+/** Builds the store from module options: a given store, a given or described Redis, or memory. */
+export function createStore(options: LockModuleOptions): CreatedStore {
+  if (options.store !== undefined && options.redis !== undefined) {
+    throw new LockConfigurationError('store', options.store, 'give either "store" or "redis", not both');
+  }
+  if (options.store !== undefined) {
+    if (!isStore(options.store))
+      throw new LockConfigurationError('store', options.store, 'expected an object implementing LockStore');
+    return { store: options.store, owned: false, local: options.store instanceof MemoryLockStore };
+  }
+  const shared = {
+    keyPrefix: options.keyPrefix,
+    releaseNotices: options.releaseNotices,
+    handoffWindow: options.handoffWindow,
+  };
+  const redis = options.redis;
+  if (redis === undefined) return { store: new MemoryLockStore(), owned: true, local: true };
+  if (isClient(redis)) return { store: new RedisLockStore({ client: redis, ...shared }), owned: true, local: false };
+  if (typeof redis === 'string') {
+    if (!/^rediss?:\/\//.test(redis))
+      throw new LockConfigurationError('redis', redis, 'expected a redis:// or rediss:// URL');
+    return owned(new Redis(redis, OWNED_CLIENT_DEFAULTS), shared);
+  }
+  if (typeof redis === 'object' && redis !== null && !Array.isArray(redis)) {
+    return owned(new Redis({ ...OWNED_CLIENT_DEFAULTS, ...redis }), shared);
+  }
+  throw new LockConfigurationError('redis', redis, 'expected an ioredis client, a redis:// URL or ioredis options');
+}
+
+function owned(client: Redis, shared: Omit<ConstructorParameters<typeof RedisLockStore>[0], 'client'>): CreatedStore {
+  // a client we make is ours to close; errors surface through commands, not as unhandled 'error' events
+  client.on('error', () => undefined);
+  return { store: new RedisLockStore({ client, ...shared, ownsClient: true }), owned: true, local: false };
+}
+
+function isClient(value: unknown): value is Redis | Cluster {
+  return typeof value === 'object' && value !== null && typeof (value as Redis).evalsha === 'function';
+}
+
+function isStore(value: unknown): value is LockStore {
+  const store = value as LockStore;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    ['acquire', 'release', 'extend', 'extendMany', 'inspect', 'watch', 'close'].every(
+      (m) => typeof store[m as keyof LockStore] === 'function',
+    )
+  );
+}

@@ -1,0 +1,34 @@
+// Node module hooks that run the repository's TypeScript directly (sample app, demo, test child
+// processes), compiled by swc with the same settings as Jest: legacy decorators with metadata.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { transform } from '@swc/core';
+
+const options = {
+  jsc: {
+    target: 'es2022',
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    keepClassNames: true,
+  },
+  module: { type: 'es6' },
+  sourceMaps: 'inline',
+};
+
+export async function resolve(specifier, context, nextResolve) {
+  // sources import './x.js' as compiled ESM does; before compilation the file is './x.ts'
+  if (specifier.endsWith('.js') && (specifier.startsWith('.') || specifier.startsWith('file:')) && context.parentURL) {
+    const candidate = new URL(specifier.replace(/\.js$/, '.ts'), context.parentURL);
+    if (candidate.protocol === 'file:' && existsSync(fileURLToPath(candidate))) {
+      return nextResolve(candidate.href, context);
+    }
+  }
+  return nextResolve(specifier, context);
+}
+
+export async function load(url, context, nextLoad) {
+  if (!url.endsWith('.ts')) return nextLoad(url, context);
+  const { source } = await nextLoad(url, { ...context, format: 'module' });
+  const { code } = await transform(String(source), { ...options, filename: fileURLToPath(url) });
+  return { format: 'module', source: code, shortCircuit: true };
+}
