@@ -1,4 +1,3 @@
-import { isLockError } from './errors/lock.error.js';
 import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
 import type { LockOptions } from './interfaces/lock-options.interface.js';

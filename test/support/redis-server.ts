@@ -41,15 +41,29 @@ export function redisServerBinary(): string {
   return binary;
 }
 
+/** Where and how {@link startRedisServer} runs the server, beyond its command-line arguments. */
+export interface RedisServerOptions {
+  /**
+   * Working directory of the server (`--dir`): where a replica writes the RDB it receives and a cluster
+   * node keeps its `nodes.conf`. Give each such server its own; the caller creates and removes it.
+   * @default os.tmpdir()
+   */
+  dir?: string;
+}
+
 /** Starts a throwaway redis-server (no persistence) on a free port and waits until it accepts commands. */
-export async function startRedisServer(extraArgs: string[] = [], port?: number): Promise<RedisServerHandle> {
+export async function startRedisServer(
+  extraArgs: string[] = [],
+  port?: number,
+  options: RedisServerOptions = {},
+): Promise<RedisServerHandle> {
   const binary = redisServerBinary();
   const chosenPort = port ?? (await freePort());
   let child: ChildProcess | undefined;
 
   const launch = async (): Promise<void> => {
     const args = ['--port', String(chosenPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    args.push('--dir', tmpdir(), '--enable-debug-command', 'local', ...extraArgs);
+    args.push('--dir', options.dir ?? tmpdir(), '--enable-debug-command', 'local', ...extraArgs);
     const proc = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     let output = '';
@@ -63,7 +77,10 @@ export async function startRedisServer(extraArgs: string[] = [], port?: number):
       };
       proc.stdout?.on('data', onData);
       proc.once('exit', (code) => reject(new Error(`redis-server on port ${chosenPort} exited (${code}):\n${output}`)));
-      setTimeout(() => reject(new Error(`redis-server on port ${chosenPort} did not start:\n${output}`)), 10_000).unref();
+      setTimeout(
+        () => reject(new Error(`redis-server on port ${chosenPort} did not start:\n${output}`)),
+        10_000,
+      ).unref();
     });
     proc.stdout?.resume();
     proc.stderr?.resume();
