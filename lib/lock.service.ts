@@ -51,7 +51,15 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     if (this.localOnly) {
       this.logger?.log?.('No Redis configured: locks are held in this process only (MemoryLockStore).');
     }
-    if (this.verifyOnStartup) await this.store.verify?.();
+    if (this.verifyOnStartup) {
+      try {
+        await this.store.verify?.();
+      } catch (error) {
+        // Nest runs no shutdown hooks after a failed bootstrap: close our client now or it retries forever
+        await this.close();
+        throw error;
+      }
+    }
     registerService(this);
   }
 

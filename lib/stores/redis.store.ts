@@ -12,6 +12,7 @@ import type {
 } from '../interfaces/lock-store.interface.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
 import { validateKeyPrefix } from '../utils/validate-options.js';
+import { closeClient } from './close-client.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { NotifiableWatch } from './notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
@@ -162,7 +163,7 @@ export class RedisLockStore implements LockStore {
     if (this.closed) return;
     this.closed = true;
     await this.subscriber?.close();
-    if (this.options.ownsClient) await this.client.quit().catch(() => this.client.disconnect());
+    if (this.options.ownsClient) await closeClient(this.client);
   }
 
   private keysOf(key: string): ResourceKeys {

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { ReleaseWatch } from '../interfaces/lock-store.interface.js';
 import { NotifiableWatch } from './notifiable-watch.js';
+import { closeClient } from './close-client.js';
 
 type Client = Redis | Cluster;
 
@@ -60,7 +61,7 @@ export class ReleaseSubscriber {
     this.connection = undefined;
     for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
     this.channels.clear();
-    if (connection) await connection.quit().catch(() => connection.disconnect());
+    if (connection) await closeClient(connection);
   }
 
   private unwatch(channel: string, watch: NotifiableWatch): void {

@@ -4,6 +4,7 @@ import type { LockModuleOptions } from '../interfaces/lock-module-options.interf
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../stores/memory.store.js';
 import { RedisLockStore } from '../stores/redis.store.js';
+import { validateKeyPrefix } from './validate-options.js';
 
 /** Defaults for a client the module creates: fail a command in bounded time instead of queueing forever. */
 const OWNED_CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000, connectTimeout: 2000 };
@@ -17,6 +18,7 @@ export interface CreatedStore {
 
 /** Builds the store from module options: a given store, a given or described Redis, or memory. */
 export function createStore(options: LockModuleOptions): CreatedStore {
+  if (options.keyPrefix !== undefined) validateKeyPrefix(options.keyPrefix);
   if (options.store !== undefined && options.redis !== undefined) {
     throw new LockConfigurationError('store', options.store, 'give either "store" or "redis", not both');
   }
