@@ -23,7 +23,7 @@ export function validateKey(key: unknown, maxBytes: number): string {
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > maxBytes) {
     throw new LockKeyError(
-      `Lock key "${key.slice(0, 40)}..." is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); ` +
+      `Lock key "${Array.from(key).slice(0, 40).join('')}..." is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); ` +
         'use a shorter key or hash the long part.',
     );
   }
