@@ -40,30 +40,36 @@ describe('resourceKeys', () => {
 
   it('never gives two user keys the same name, nor one key a name of another (thousands of tricky keys)', () => {
     const owners = new Map<string, string>();
+    const clashes: string[] = [];
     for (const key of KEYS) {
       for (const name of Object.values(resourceKeys('lock:', key))) {
-        expect(owners.get(name) ?? key).toBe(key);
+        const owner = owners.get(name);
+        if (owner !== undefined && owner !== key) clashes.push(`${JSON.stringify(owner)} and ${JSON.stringify(key)}`);
         owners.set(name, key);
       }
     }
+    expect(clashes).toEqual([]);
     expect(owners.size).toBe(KEYS.length * 3);
   });
 
   it('can be read back to the user key, so the escaping loses nothing', () => {
-    for (const key of KEYS) {
-      const tag = /^lock:\{(.*)\}$/s.exec(resourceKeys('lock:', key).lock)![1];
-      expect(tag).not.toMatch(/[{}]/);
-      expect(tag.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))).toBe(key);
-    }
+    const lost = KEYS.filter((key) => {
+      const tag = /^lock:\{(.*)\}$/s.exec(resourceKeys('lock:', key).lock)?.[1];
+      if (tag === undefined || /[{}]/.test(tag)) return true;
+      return tag.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) !== key;
+    });
+    expect(lost).toEqual([]);
   });
 
   it('keeps the three names of every key in one Redis Cluster hash slot', () => {
+    const split: string[] = [];
     for (const prefix of ['lock:', '', 'app:v2:locks:']) {
       for (const key of KEYS) {
         const names = resourceKeys(prefix, key);
         const slot = calculateSlot(names.lock);
-        expect([calculateSlot(names.fence), calculateSlot(names.channel)]).toEqual([slot, slot]);
+        if (calculateSlot(names.fence) !== slot || calculateSlot(names.channel) !== slot) split.push(prefix + key);
       }
     }
+    expect(split).toEqual([]);
   });
 });
