@@ -94,9 +94,7 @@ describe('LockManager construction', () => {
     const { store: recorded, calls } = recordingStore();
     const manager = new LockManager({ store: recorded, maxKeyLength: 1024 });
     await expect(manager.acquire('k', { ttl: -5 })).rejects.toBeInstanceOf(LockConfigurationError);
-    await expect(manager.using('k', () => 1, { retry: { factor: 0 } })).rejects.toBeInstanceOf(
-      LockConfigurationError,
-    );
+    await expect(manager.using('k', () => 1, { retry: { factor: 0 } })).rejects.toBeInstanceOf(LockConfigurationError);
     await expect(manager.acquire('🔒'.repeat(300))).rejects.toBeInstanceOf(LockKeyError);
     await expect(manager.tryAcquire('')).rejects.toBeInstanceOf(LockKeyError);
     await expect(manager.inspect(42 as unknown as string)).rejects.toBeInstanceOf(LockKeyError);
