@@ -11,7 +11,13 @@ import { Lock, type LeaseController } from './lock.js';
 import { backoffDelay } from './utils/backoff.js';
 import { DEFAULT_MAX_KEY_LENGTH, DEFAULT_SETTINGS, resolveSettings, type LockSettings } from './utils/lock-settings.js';
 import { newToken } from './utils/token.js';
-import { validateInteger, validateKey } from './utils/validate-options.js';
+import {
+  validateInteger,
+  validateKey,
+  validateLogger,
+  validateOptionsObject,
+  validateStore,
+} from './utils/validate-options.js';
 
 /** Options of a {@link LockManager}: a store and the defaults of every acquisition. */
 export interface LockManagerOptions extends LockDefaults {
@@ -61,8 +67,9 @@ export class LockManager {
 
   /** @throws LockConfigurationError when an option is invalid */
   constructor(options: LockManagerOptions) {
-    this.store = options.store;
-    this.logger = options.logger;
+    validateOptionsObject(options);
+    this.store = validateStore(options.store);
+    this.logger = validateLogger(options.logger);
     this.maxKeyLength = validateInteger(
       'maxKeyLength',
       options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH,

@@ -106,7 +106,7 @@ export class RedisLockStore implements LockStore {
     try {
       replies = await runScriptBatch(this.client, EXTEND, calls);
     } catch (error) {
-      const failure = new LockStoreError('renew', undefined, error);
+      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
       return renewals.map(() => failure);
     }
     return replies.map((reply, index) =>
@@ -184,8 +184,20 @@ export class RedisLockStore implements LockStore {
       ? `Redis key "${keys.lock}" (or "${keys.fence}") exists but holds another type of value, not a lock; ` +
         'another part of the application uses this name: change keyPrefix or the key'
       : undefined;
-    return new LockStoreError(operation, key, error, detail);
+    return new LockStoreError(operation, key, withoutArguments(error), detail);
   }
+}
+
+/**
+ * ioredis attaches the failed command to its errors, arguments included; ours carry the lease token,
+ * which would reach every log that prints the LockStoreError with its `cause`. Keeps the command name.
+ */
+function withoutArguments(error: unknown): unknown {
+  const command = error instanceof Error ? (error as { command?: unknown }).command : undefined;
+  if (typeof command === 'object' && command !== null) {
+    (error as { command: unknown }).command = { name: (command as { name?: unknown }).name };
+  }
+  return error;
 }
 
 function isCluster(client: Redis | Cluster): client is Cluster {

@@ -33,10 +33,12 @@ end
 if holder and (string.sub(holder, 1, 1) ~= '~' or holder == '~' .. ARGV[4]) then
   return {0, redis.call('PTTL', KEYS[1])}
 end
+-- the fence counter has no expiry: it must keep growing across every grant of this resource;
+-- it goes first, so a fence key of another type fails the script before anything is written
+local fence = 0
+if ARGV[3] == '1' then fence = redis.call('INCR', KEYS[2]) end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
--- the fence counter has no expiry: it must keep growing across every grant of this resource
-if ARGV[3] == '1' then return {1, redis.call('INCR', KEYS[2])} end
-return {1, 0}
+return {1, fence}
 `,
 );
 
@@ -52,7 +54,11 @@ export const RELEASE = script(
   `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local listeners = 0
-if ARGV[3] ~= '' then listeners = redis.call(ARGV[3], ARGV[2], '1') end
+-- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
+if ARGV[3] ~= '' then
+  local published = redis.pcall(ARGV[3], ARGV[2], '1')
+  if type(published) == 'number' then listeners = published end
+end
 -- waiters in other processes heard us: reserve the key briefly against this owner so one of them wins
 if listeners > tonumber(ARGV[6]) and tonumber(ARGV[5]) > 0 then
   redis.call('SET', KEYS[1], '~' .. ARGV[4], 'PX', ARGV[5])

@@ -15,7 +15,7 @@ export function toMilliseconds(value: Duration, option: string, allowZero = fals
   if (typeof value === 'number') ms = value;
   else if (typeof value === 'string') {
     const match = pattern.exec(value.trim());
-    if (match) ms = Number(match[1]) * units[match[2]];
+    if (match) ms = scale(match[1], units[match[2]]);
   }
   const expectation = `expected ${allowZero ? 'zero or a positive' : 'a positive'} whole number of milliseconds or a string like "30s"`;
   if (ms === undefined || !Number.isFinite(ms) || !Number.isInteger(ms) || ms < 0 || (ms === 0 && !allowZero)) {
@@ -24,6 +24,17 @@ export function toMilliseconds(value: Duration, option: string, allowZero = fals
   if (ms > MAX_DURATION)
     throw new LockConfigurationError(option, value, `expected at most ${MAX_DURATION} ms (24 days)`);
   return ms;
+}
+
+/**
+ * `amount * unit` computed exactly on the decimal digits: in floating point, '16.1s' is 16100.000000000002 ms
+ * and would be refused as not whole. NaN when the product has a fraction of a millisecond.
+ */
+function scale(amount: string, unit: number): number {
+  const [whole, fraction = ''] = amount.split('.');
+  const product = BigInt(whole + fraction) * BigInt(unit);
+  const divisor = 10n ** BigInt(fraction.length);
+  return product % divisor === 0n ? Number(product / divisor) : NaN;
 }
 
 /** Timers in Node overflow past 2^31-1 ms and fire at once; no duration may exceed it. */

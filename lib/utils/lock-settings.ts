@@ -35,7 +35,7 @@ export function resolveSettings(
   scope = '',
 ): LockSettings {
   if (!options) return base;
-  if (typeof options !== 'object') return validateObject(scope || 'options', options);
+  if (typeof options !== 'object' || Array.isArray(options)) return validateObject(scope || 'options', options);
   const name = (field: string): string => (scope ? `${scope}.${field}` : field);
   const retry = options.retry === undefined ? base.retry : resolveRetry(base.retry, options.retry, name('retry'));
   return {
@@ -48,7 +48,7 @@ export function resolveSettings(
 }
 
 function resolveRetry(base: BackoffOptions, retry: Partial<BackoffOptions>, scope: string): BackoffOptions {
-  if (typeof retry !== 'object' || retry === null) return validateObject(scope, retry);
+  if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) return validateObject(scope, retry);
   const minDelay =
     retry.minDelay === undefined ? base.minDelay : validateInteger(`${scope}.minDelay`, retry.minDelay, 1);
   const maxDelay =

@@ -1,5 +1,51 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
+import type { LockLogger } from '../interfaces/lock-options.interface.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
+
+const STORE_METHODS = ['acquire', 'release', 'extend', 'extendMany', 'inspect', 'watch', 'close'] as const;
+
+/** Checks that the options are an object at all, before any field is read. */
+export function validateOptionsObject<T extends object>(options: T | undefined): T {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigurationError('options', options, 'expected an object with at least a "store"');
+  }
+  return options;
+}
+
+/** Checks a lock store: an object with every operation of the `LockStore` contract. */
+export function validateStore(store: unknown): LockStore {
+  const missing =
+    typeof store === 'object' && store !== null
+      ? STORE_METHODS.filter((method) => typeof (store as Record<string, unknown>)[method] !== 'function')
+      : STORE_METHODS;
+  if (missing.length > 0) {
+    throw new LockConfigurationError(
+      'store',
+      store,
+      `expected a LockStore (such as RedisLockStore or MemoryLockStore); missing ${missing.join(', ')}`,
+    );
+  }
+  return store as LockStore;
+}
+
+/** Checks an optional logger: it must at least have `warn` and `error`. */
+export function validateLogger(logger: unknown): LockLogger | undefined {
+  if (logger === undefined) return undefined;
+  const usable = typeof logger === 'object' && logger !== null;
+  if (
+    !usable ||
+    typeof (logger as LockLogger).warn !== 'function' ||
+    typeof (logger as LockLogger).error !== 'function'
+  ) {
+    throw new LockConfigurationError(
+      'logger',
+      logger,
+      "expected an object with warn() and error() (Nest's Logger fits)",
+    );
+  }
+  return logger as LockLogger;
+}
 
 /** Checks a key prefix: braces would break the hash tag that keeps a resource's keys on one slot. */
 export function validateKeyPrefix(prefix: unknown): string {
@@ -23,7 +69,7 @@ export function validateKey(key: unknown, maxBytes: number): string {
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > maxBytes) {
     throw new LockKeyError(
-      `Lock key "${key.slice(0, 40)}..." is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); ` +
+      `Lock key "${Array.from(key).slice(0, 40).join('')}..." is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); ` +
         'use a shorter key or hash the long part.',
     );
   }

@@ -1,0 +1,75 @@
+import calculateSlot from 'cluster-key-slot';
+import { resourceKeys } from './resource-keys.js';
+
+/** Every string of up to `length` characters over `alphabet`. */
+function allStrings(alphabet: readonly string[], length: number): string[] {
+  let level = [''];
+  const all = [''];
+  for (let i = 0; i < length; i++) {
+    level = level.flatMap((prefix) => alphabet.map((char) => prefix + char));
+    all.push(...level);
+  }
+  return all;
+}
+
+/** Characters that can break a naive layout: the hash-tag braces, the escape character and what it writes. */
+const TRICKY = ['{', '}', '%', '7', 'B', 'D', '2', '5', 'a', ':'];
+const KEYS = [
+  ...allStrings(TRICKY, 4).filter((key) => key !== ''),
+  'a}:fence',
+  'a:fence',
+  'x}:released',
+  '}:fence{',
+  'ключ:🔒',
+  'line\nbreak',
+  'k'.repeat(1024),
+];
+
+describe('resourceKeys', () => {
+  it('puts the lock, its fence counter and its release channel under one hash tag after the prefix', () => {
+    expect(resourceKeys('lock:', 'orders:42')).toEqual({
+      lock: 'lock:{orders:42}',
+      fence: 'lock:{orders:42}:fence',
+      channel: 'lock:{orders:42}:released',
+    });
+  });
+
+  it('escapes braces and the escape character itself inside the tag', () => {
+    expect(resourceKeys('lock:', 'a{b}c%d').lock).toBe('lock:{a%7Bb%7Dc%25d}');
+  });
+
+  it('never gives two user keys the same name, nor one key a name of another (thousands of tricky keys)', () => {
+    const owners = new Map<string, string>();
+    const clashes: string[] = [];
+    for (const key of KEYS) {
+      for (const name of Object.values(resourceKeys('lock:', key))) {
+        const owner = owners.get(name);
+        if (owner !== undefined && owner !== key) clashes.push(`${JSON.stringify(owner)} and ${JSON.stringify(key)}`);
+        owners.set(name, key);
+      }
+    }
+    expect(clashes).toEqual([]);
+    expect(owners.size).toBe(KEYS.length * 3);
+  });
+
+  it('can be read back to the user key, so the escaping loses nothing', () => {
+    const lost = KEYS.filter((key) => {
+      const tag = /^lock:\{(.*)\}$/s.exec(resourceKeys('lock:', key).lock)?.[1];
+      if (tag === undefined || /[{}]/.test(tag)) return true;
+      return tag.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) !== key;
+    });
+    expect(lost).toEqual([]);
+  });
+
+  it('keeps the three names of every key in one Redis Cluster hash slot', () => {
+    const split: string[] = [];
+    for (const prefix of ['lock:', '', 'app:v2:locks:']) {
+      for (const key of KEYS) {
+        const names = resourceKeys(prefix, key);
+        const slot = calculateSlot(names.lock);
+        if (calculateSlot(names.fence) !== slot || calculateSlot(names.channel) !== slot) split.push(prefix + key);
+      }
+    }
+    expect(split).toEqual([]);
+  });
+});

@@ -1,0 +1,626 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { inspect } from 'node:util';
+import calculateSlot from 'cluster-key-slot';
+import { Redis, type RedisOptions } from 'ioredis';
+import { LockConfigurationError } from '../lib/errors/lock-configuration.error.js';
+import { LockLostError } from '../lib/errors/lock-lost.error.js';
+import { LockNotAcquiredError } from '../lib/errors/lock-not-acquired.error.js';
+import { LockStoreError } from '../lib/errors/lock-store.error.js';
+import type { AcquireRequest, LockStore } from '../lib/interfaces/lock-store.interface.js';
+import { clockDrift, type Lock } from '../lib/lock.js';
+import { LockManager, type LockManagerOptions } from '../lib/lock-manager.js';
+import { RedisLockStore, type RedisLockStoreOptions } from '../lib/stores/redis.store.js';
+import { ACQUIRE, ALL_SCRIPTS } from '../lib/stores/scripts.js';
+import { resourceKeys } from '../lib/utils/resource-keys.js';
+import { newToken } from '../lib/utils/token.js';
+import { ADVERSARIAL_KEYS } from './contract/lock-store.contract.js';
+import { startRedisServer, type RedisServerHandle } from './support/redis-server.js';
+
+/** Every client in this file gives up on a command after this long. */
+const COMMAND_TIMEOUT = 500;
+/** What an operation may take beyond the command timeout: event loop, reconnect backoff, a busy CI machine. */
+const MARGIN = 400;
+const PREFIX = 'lock:';
+
+let server: RedisServerHandle;
+let admin: Redis;
+const cleanups: Array<() => unknown> = [];
+
+/** Registers what a test started, to be undone after it in reverse order. */
+function onCleanup(undo: () => unknown): void {
+  cleanups.push(undo);
+}
+
+/** A client as the issue asks for it: a short command timeout and one retry, so outages surface fast. */
+function connect(url = server.url, options: RedisOptions = {}): Redis {
+  const client = new Redis(url, { commandTimeout: COMMAND_TIMEOUT, maxRetriesPerRequest: 1, ...options });
+  // connection errors are expected in the outage tests; they surface through the commands that fail
+  client.on('error', () => undefined);
+  onCleanup(() => client.disconnect());
+  return client;
+}
+
+function redisStore(client = connect(), options: Partial<RedisLockStoreOptions> = {}): RedisLockStore {
+  const store = new RedisLockStore({ client, keyPrefix: PREFIX, ...options });
+  onCleanup(() => store.close());
+  return store;
+}
+
+function lockManager(store: LockStore, options: Partial<LockManagerOptions> = {}): LockManager {
+  const manager = new LockManager({ store, ...options });
+  onCleanup(() => manager.close());
+  return manager;
+}
+
+function names(key: string) {
+  return resourceKeys(PREFIX, key);
+}
+
+/** Polls `condition` every 10 ms until it holds; fails after `timeout` ms. */
+async function until(condition: () => boolean | Promise<boolean>, timeout = 5000): Promise<void> {
+  const deadline = performance.now() + timeout;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`condition not met within ${timeout} ms`);
+    await sleep(10);
+  }
+}
+
+/** The reason `signal` aborts with; fails if it does not abort within `timeout` ms. */
+function abortReason(signal: AbortSignal, timeout: number): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`signal did not abort within ${timeout} ms`)), timeout);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
+
+/** Runs `operation`, returning what it threw (or `undefined`) and how long it took. */
+async function timed(operation: () => Promise<unknown>): Promise<{ error: unknown; elapsed: number }> {
+  const started = performance.now();
+  try {
+    await operation();
+    return { error: undefined, elapsed: performance.now() - started };
+  } catch (error) {
+    return { error, elapsed: performance.now() - started };
+  }
+}
+
+/** The same store, with every acquire and extend reply held back `delay` ms, and the time each request left. */
+function slowReplies(store: LockStore, delay: number): { store: LockStore; sent: number[] } {
+  const sent: number[] = [];
+  const late = async <T>(request: () => Promise<T>): Promise<T> => {
+    sent.push(performance.now());
+    const reply = await request();
+    await sleep(delay);
+    return reply;
+  };
+  return {
+    sent,
+    store: {
+      acquire: (request) => late(() => store.acquire(request)),
+      extend: (key, token, ttl) => late(() => store.extend(key, token, ttl)),
+      release: (key, token) => store.release(key, token),
+      extendMany: (renewals) => store.extendMany(renewals),
+      inspect: (key) => store.inspect(key),
+      watch: (key) => store.watch(key),
+      close: () => store.close(),
+    },
+  };
+}
+
+/** Records the request of every acquire that reaches `store`, so a test can see tokens the manager made. */
+function recordAcquires(store: RedisLockStore): AcquireRequest[] {
+  const requests: AcquireRequest[] = [];
+  const acquire = store.acquire.bind(store);
+  store.acquire = (request) => {
+    requests.push(request);
+    return acquire(request);
+  };
+  return requests;
+}
+
+async function commandCalls(): Promise<Map<string, number>> {
+  const stats = new Map<string, number>();
+  for (const [, name, calls] of (await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    stats.set(name, Number(calls));
+  }
+  return stats;
+}
+
+/** The commands the server ran during `action`, from `INFO commandstats` before and after. */
+async function commandsDuring(action: () => Promise<unknown>): Promise<Record<string, number>> {
+  const before = await commandCalls();
+  await action();
+  const after = await commandCalls();
+  const delta: Record<string, number> = {};
+  for (const [name, calls] of after)
+    if (calls !== (before.get(name) ?? 0)) delta[name] = calls - (before.get(name) ?? 0);
+  // the INFO that took the first snapshot shows up in the second
+  expect(delta.info).toBe(1);
+  delete delta.info;
+  return delta;
+}
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = new Redis(server.url);
+});
+
+beforeEach(async () => {
+  await admin.flushall();
+  await admin.script('FLUSH');
+});
+
+afterEach(async () => {
+  for (const undo of cleanups.splice(0).reverse()) await undo();
+});
+
+afterAll(async () => {
+  await admin.quit();
+  await server.stop();
+});
+
+describe('RedisLockStore when the server forgets its scripts', () => {
+  it('releases, extends and renews after SCRIPT FLUSH by sending the script again', async () => {
+    const store = redisStore();
+    const token = newToken();
+    await store.acquire({ key: 'flushed', token, ttl: 1000, fencing: false });
+    const lock = names('flushed').lock;
+
+    await admin.script('FLUSH');
+    expect(await store.extend('flushed', token, 60_000)).toBe(true);
+    expect(await admin.pttl(lock)).toBeGreaterThan(50_000);
+
+    await admin.script('FLUSH');
+    expect(await store.extendMany([{ key: 'flushed', token, ttl: 90_000 }])).toEqual([true]);
+    expect(await admin.pttl(lock)).toBeGreaterThan(80_000);
+
+    await admin.script('FLUSH');
+    expect(await store.release('flushed', token)).toBe(true);
+    expect(await admin.exists(lock)).toBe(0);
+  });
+
+  it('grants a full lease after SCRIPT FLUSH: fence, extend, release', async () => {
+    const manager = lockManager(redisStore());
+    const first = await manager.acquire('flushed', { fencing: true });
+    expect(await first.release()).toBe(true);
+
+    await admin.script('FLUSH');
+    expect(await admin.script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))).toEqual([0, 0, 0]);
+    const second = await manager.acquire('flushed', { fencing: true, ttl: 5000 });
+    expect(second.fence).toBeGreaterThan(first.fence!);
+    await second.extend(60_000);
+    expect(await admin.pttl(names('flushed').lock)).toBeGreaterThan(50_000);
+    expect(await second.release()).toBe(true);
+  });
+
+  it('grants a full lease after the server restarts empty on the same port', async () => {
+    const restarted = await startRedisServer();
+    onCleanup(() => restarted.stop());
+    const client = connect(restarted.url);
+    const manager = lockManager(redisStore(client));
+    const before = await manager.acquire('restarted', { fencing: true, ttl: 30_000 });
+
+    const reconnected = new Promise((resolve) => client.once('ready', resolve));
+    await restarted.stop();
+    await restarted.start();
+    await reconnected;
+
+    // the lease died with the server's data; the holder hears so instead of believing it still holds it
+    const lost = await before.extend().catch((error: unknown) => error);
+    expect(lost).toBeInstanceOf(LockLostError);
+    expect((lost as LockLostError).reason).toBe('taken');
+
+    const after = await manager.acquire('restarted', { fencing: true, ttl: 5000 });
+    expect(typeof after.fence).toBe('number');
+    await after.extend(60_000);
+    expect(await after.release()).toBe(true);
+  });
+});
+
+describe('RedisLockStore when Redis goes away mid-test', () => {
+  let outage: RedisServerHandle;
+  let client: Redis;
+  let store: RedisLockStore;
+  let manager: LockManager;
+  let held: Lock;
+
+  beforeEach(async () => {
+    outage = await startRedisServer();
+    onCleanup(() => outage.stop());
+    client = connect(outage.url);
+    store = redisStore(client);
+    manager = lockManager(store);
+    held = await manager.acquire('held', { ttl: 30_000 });
+  });
+
+  const operations: Array<[string, () => Promise<unknown>]> = [
+    ['store.acquire', () => store.acquire({ key: 'free', token: newToken(), ttl: 1000, fencing: true })],
+    ['store.release', () => store.release('held', held.token)],
+    ['store.extend', () => store.extend('held', held.token, 1000)],
+    ['store.inspect', () => store.inspect('held')],
+    ['store.verify', () => store.verify()],
+    ['LockManager.acquire with a wait', () => manager.acquire('free', { wait: 10_000 })],
+    ['LockManager.acquire with a wait on a held key', () => manager.acquire('held', { wait: 10_000 })],
+    ['LockManager.inspect', () => manager.inspect('held')],
+    ['Lock.extend', () => held.extend()],
+    ['Lock.release', () => held.release()],
+  ];
+
+  it.each(operations)(
+    '%s rejects with LockStoreError within the command timeout once the server is stopped',
+    async (_name, operation) => {
+      await outage.stop();
+      const { error, elapsed } = await timed(operation);
+      expect(error).toBeInstanceOf(LockStoreError);
+      expect(error).not.toBeInstanceOf(LockNotAcquiredError);
+      expect(elapsed).toBeLessThan(COMMAND_TIMEOUT + MARGIN);
+      expect(inspect(error, { depth: null })).not.toContain(held.token);
+    },
+  );
+
+  it('rejects every operation with LockStoreError within the command timeout while the server is frozen', async () => {
+    const pid = Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
+    const renewed = await manager.acquire('renewed', { ttl: 600, autoRenew: true });
+    let lostAt = Infinity;
+    renewed.signal.addEventListener('abort', () => (lostAt = performance.now()));
+    process.kill(pid, 'SIGSTOP');
+    onCleanup(() => process.kill(pid, 'SIGCONT'));
+
+    const outcomes = await Promise.all(
+      operations.map(async ([name, operation]) => {
+        const { error, elapsed } = await timed(operation);
+        return {
+          name,
+          error: (error as Error | undefined)?.constructor.name,
+          inTime: elapsed < COMMAND_TIMEOUT + MARGIN,
+        };
+      }),
+    );
+    expect(outcomes).toEqual(operations.map(([name]) => ({ name, error: 'LockStoreError', inTime: true })));
+
+    // renewals time out too: the holder hears it lost the lease when its validity ends, not later
+    const reason = await abortReason(renewed.signal, 600 + MARGIN);
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect((reason as LockLostError).reason).toBe('store-unreachable');
+    expect(lostAt - renewed.validUntil).toBeLessThan(100);
+    expect(inspect(reason, { depth: null })).not.toContain(renewed.token);
+  });
+
+  it('fails a waiter with LockStoreError, not LockNotAcquiredError, soon after Redis stops while it waits', async () => {
+    const waiterStore = redisStore(connect(outage.url));
+    const attempts = recordAcquires(waiterStore);
+    const waiter = lockManager(waiterStore);
+    const backoff = 100;
+    const waiting = waiter
+      .acquire('held', { wait: 20_000, retry: { minDelay: backoff, maxDelay: backoff } })
+      .catch((error: unknown) => error);
+    // a retry was sent: the waiter is in its retry loop, not in its first attempt
+    await until(() => attempts.length >= 2);
+
+    await outage.stop();
+    const stoppedAt = performance.now();
+    const error = await waiting;
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as LockStoreError).key).toBe('held');
+    expect(performance.now() - stoppedAt).toBeLessThan(backoff + COMMAND_TIMEOUT + MARGIN);
+  });
+});
+
+describe('RedisLockStore acquire cost', () => {
+  it('acquires a free key with one EVALSHA and no other command', async () => {
+    const manager = lockManager(redisStore());
+    await manager.inspect('warm-up');
+    await admin.script('LOAD', ACQUIRE.lua);
+    // commands run inside a script are counted in commandstats too: measure one bare EVALSHA of it first
+    const bare = await commandsDuring(() =>
+      admin.evalsha(ACQUIRE.sha, 2, 'bare:{free}', 'bare:{free}:fence', newToken(), 10_000, '1', 'someone'),
+    );
+    expect(bare.evalsha).toBe(1);
+
+    const locks: Lock[] = [];
+    const used = await commandsDuring(async () => {
+      for (let i = 0; i < 10; i++) locks.push(await manager.acquire(`cost:${i}`, { fencing: true }));
+    });
+    expect(used.evalsha).toBe(10);
+    expect(used).toEqual(Object.fromEntries(Object.entries(bare).map(([name, calls]) => [name, calls * 10])));
+    await manager.releaseAll(locks);
+  });
+
+  it('answers an acquire of a held key with one EVALSHA and no other command', async () => {
+    const holder = lockManager(redisStore());
+    const contender = lockManager(redisStore());
+    const lock = await holder.acquire('busy', { ttl: 10_000 });
+    await admin.script('LOAD', ACQUIRE.lua);
+    await contender.inspect('warm-up');
+    const { lock: lockKey, fence } = names('busy');
+    const bare = await commandsDuring(() =>
+      admin.evalsha(ACQUIRE.sha, 2, lockKey, fence, newToken(), 10_000, '0', 'x'),
+    );
+
+    const used = await commandsDuring(async () => {
+      for (let i = 0; i < 10; i++) expect(await contender.tryAcquire('busy')).toBeNull();
+    });
+    expect(used.evalsha).toBe(10);
+    expect(used).toEqual(Object.fromEntries(Object.entries(bare).map(([name, calls]) => [name, calls * 10])));
+    await lock.release();
+  });
+
+  it('dates the lease from just before the request was sent, not from when the reply came', async () => {
+    const slow = slowReplies(redisStore(), 200);
+    const manager = lockManager(slow.store);
+    const ttl = 5000;
+    const validity = ttl - clockDrift(ttl);
+
+    const started = performance.now();
+    const lock = await manager.acquire('slow', { ttl });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    expect(lock.validUntil).toBeGreaterThanOrEqual(started + validity);
+    expect(lock.validUntil).toBeLessThanOrEqual(slow.sent[0] + validity);
+
+    const extending = performance.now();
+    await lock.extend(8000);
+    expect(lock.validUntil).toBeGreaterThanOrEqual(extending + 8000 - clockDrift(8000));
+    expect(lock.validUntil).toBeLessThanOrEqual(slow.sent[1] + 8000 - clockDrift(8000));
+    await lock.release();
+  });
+});
+
+describe('RedisLockStore keys', () => {
+  it.each(ADVERSARIAL_KEYS.map((key) => [JSON.stringify(key).slice(0, 24), key]))(
+    'keeps the lock, fence and release channel of %s in one cluster hash slot',
+    async (_label, key) => {
+      const store = redisStore();
+      const listener = connect();
+      // hear the channel by pattern, so the test sees the name the store really publishes on
+      const heard = new Promise<string>((resolve) => listener.on('pmessage', (_pattern, channel) => resolve(channel)));
+      await listener.psubscribe(`${PREFIX}*`);
+      const token = newToken();
+      expect((await store.acquire({ key, token, ttl: 10_000, fencing: true })).acquired).toBe(true);
+      const written = await admin.keys(`${PREFIX}*`);
+      expect(written).toHaveLength(2);
+      expect(await store.release(key, token)).toBe(true);
+      const channel = await heard;
+      expect(new Set([...written, channel].map((name) => calculateSlot(name))).size).toBe(1);
+    },
+  );
+
+  it('never gives two distinct user keys the same Redis key', async () => {
+    const store = redisStore();
+    const keys = [...ADVERSARIAL_KEYS, '%257B', '%7D', '%', '{%7B}', 'a}:fence', 'a', 'a:fence', '}:released'];
+    for (const key of keys) {
+      expect((await store.acquire({ key, token: newToken(), ttl: 10_000, fencing: true })).acquired).toBe(true);
+    }
+    expect(await admin.keys(`${PREFIX}*`)).toHaveLength(keys.length * 2);
+  });
+
+  it.each(['{', '}', 'app:{tenant}:', 'a}'])('refuses the key prefix %p with LockConfigurationError', (keyPrefix) => {
+    const client = connect();
+    expect(() => new RedisLockStore({ client, keyPrefix })).toThrow(LockConfigurationError);
+  });
+});
+
+describe('RedisLockStore tokens', () => {
+  it('makes 10,000 distinct tokens of 32 hex digits', () => {
+    const tokens = Array.from({ length: 10_000 }, () => newToken());
+    expect(new Set(tokens).size).toBe(10_000);
+    expect(tokens.filter((token) => !/^[0-9a-f]{32}$/.test(token))).toEqual([]);
+  });
+
+  it('gives two acquisitions of one key in a row different tokens, each the one stored in Redis', async () => {
+    const manager = lockManager(redisStore());
+    const first = await manager.acquire('again');
+    expect(await admin.get(names('again').lock)).toBe(first.token);
+    await first.release();
+    const second = await manager.acquire('again');
+    expect(await admin.get(names('again').lock)).toBe(second.token);
+    expect(second.token).not.toBe(first.token);
+    await second.release();
+  });
+
+  /** Locks and the errors of every kind the library throws around them, with each token that was in play. */
+  async function tokensAndErrors(): Promise<{ locks: Lock[]; errors: Error[]; tokens: string[] }> {
+    const store = redisStore();
+    const requests = recordAcquires(store);
+    const manager = lockManager(store);
+    const other = lockManager(redisStore());
+    const errors: Error[] = [];
+    const fail = (promise: Promise<unknown>) =>
+      promise.then(
+        () => {
+          throw new Error('expected a rejection');
+        },
+        (error: Error) => errors.push(error),
+      );
+
+    const released = await manager.acquire('released', { fencing: true });
+    await fail(other.acquire('released', { wait: 100 }));
+    await released.release();
+    await fail(released.extend());
+
+    const taken = await manager.acquire('taken');
+    await admin.del(names('taken').lock);
+    await fail(taken.extend());
+
+    const expired = await manager.acquire('expired', { ttl: 100 });
+    errors.push((await abortReason(expired.signal, 1000)) as Error);
+
+    const clobbered = await manager.acquire('clobbered');
+    await admin.del(names('clobbered').lock);
+    await admin.hset(names('clobbered').lock, 'field', 'value');
+    await fail(clobbered.extend());
+    await fail(clobbered.release());
+    await fail(manager.acquire('clobbered'));
+
+    const locks = [released, taken, expired, clobbered];
+    return { locks, errors, tokens: [...locks.map((lock) => lock.token), ...requests.map((request) => request.token)] };
+  }
+
+  it('keeps the token out of JSON.stringify(lock), util.inspect(lock) and every error message', async () => {
+    const { locks, errors, tokens } = await tokensAndErrors();
+    expect(errors.map((error) => error.constructor.name)).toEqual([
+      'LockNotAcquiredError',
+      'LockLostError',
+      'LockLostError',
+      'LockLostError',
+      'LockStoreError',
+      'LockStoreError',
+      'LockStoreError',
+    ]);
+    const leaks = (text: string) => tokens.filter((token) => text.includes(token));
+    for (const lock of locks) {
+      expect(leaks(JSON.stringify(lock))).toEqual([]);
+      expect(leaks(inspect(lock, { showHidden: true, depth: null }))).toEqual([]);
+      expect(leaks(`${lock}`)).toEqual([]);
+    }
+    for (const error of errors) expect(leaks(`${error.message}\n${error.stack}`)).toEqual([]);
+  });
+
+  it('keeps the token out of logged errors too, including the Redis client error they wrap', async () => {
+    const { errors, tokens } = await tokensAndErrors();
+    for (const error of errors) {
+      expect(tokens.filter((token) => inspect(error, { depth: null, showHidden: true }).includes(token))).toEqual([]);
+    }
+  });
+});
+
+describe('RedisLockStore and keys of another type', () => {
+  it('refuses a hash at the exact lock key with LockStoreError that says so, and overwrites nothing', async () => {
+    const manager = lockManager(redisStore());
+    const { lock, fence } = names('typed');
+    await admin.hset(lock, 'owner', 'another feature');
+
+    for (const attempt of [
+      () => manager.acquire('typed', { wait: 1000, fencing: true }),
+      () => manager.inspect('typed'),
+    ]) {
+      const error = await attempt().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(LockStoreError);
+      expect((error as Error).message).toMatch(/holds another type/);
+      expect((error as Error).message).toContain(lock);
+    }
+    expect(await admin.type(lock)).toBe('hash');
+    expect(await admin.hgetall(lock)).toEqual({ owner: 'another feature' });
+    expect(await admin.exists(fence)).toBe(0);
+  });
+
+  it('refuses a fence counter of another type without leaving a lease behind', async () => {
+    const store = redisStore();
+    const { lock, fence } = names('typed-fence');
+    await admin.hset(fence, 'owner', 'another feature');
+
+    const error = await store
+      .acquire({ key: 'typed-fence', token: newToken(), ttl: 10_000, fencing: true })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(/holds another type/);
+    expect(await admin.exists(lock)).toBe(0);
+    expect(await admin.hgetall(fence)).toEqual({ owner: 'another feature' });
+  });
+});
+
+describe('RedisLockStore permissions', () => {
+  it('verify() loads every script for a user that may run them', async () => {
+    await redisStore().verify();
+    expect(await admin.script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))).toEqual([1, 1, 1]);
+  });
+
+  it('verify() fails with LockStoreError naming the permission when the user may not run scripts', async () => {
+    await admin.call('ACL', 'SETUSER', 'limited', 'on', '>pw', '~*', '+@all', '-@scripting');
+    const store = redisStore(connect(server.url, { username: 'limited', password: 'pw' }));
+
+    const error = await store.verify().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(/may not run scripts/);
+    expect((error as Error).message).toMatch(/\+@scripting|\+evalsha/);
+    expect((error as Error).message).toMatch(/NOPERM/);
+
+    const acquired = await store
+      .acquire({ key: 'k', token: newToken(), ttl: 1000, fencing: false })
+      .catch((caught: unknown) => caught);
+    expect(acquired).toBeInstanceOf(LockStoreError);
+  });
+
+  it('releases for a user without pub/sub rights; a waiter elsewhere still gets the lock by its backoff', async () => {
+    await admin.call('ACL', 'SETUSER', 'quiet', 'on', '>pw', '~*', 'resetchannels', '+@all');
+    const quiet = () => redisStore(connect(server.url, { username: 'quiet', password: 'pw' }));
+    const holder = lockManager(quiet());
+    const waiter = lockManager(quiet());
+    const lock = await holder.acquire('quiet', { ttl: 10_000 });
+    const waiting = waiter.acquire('quiet', { wait: 5000, retry: { minDelay: 50, maxDelay: 100 } });
+
+    expect(await lock.release()).toBe(true);
+    const next = await waiting;
+    expect(await admin.get(names('quiet').lock)).toBe(next.token);
+    expect(await next.release()).toBe(true);
+  });
+
+  it('fails verify() and the first acquire on a wrong password, promptly instead of hanging', async () => {
+    await admin.call('ACL', 'SETUSER', 'guarded', 'on', '>right', '~*', '+@all');
+    const store = redisStore(connect(server.url, { username: 'guarded', password: 'wrong' }));
+
+    const verified = await timed(() => store.verify());
+    expect(verified.error).toBeInstanceOf(LockStoreError);
+    expect((verified.error as Error).message).toMatch(/WRONGPASS/);
+    expect(verified.elapsed).toBeLessThan(COMMAND_TIMEOUT + MARGIN);
+
+    const acquired = await timed(() => lockManager(store).acquire('k', { wait: 5000 }));
+    expect(acquired.error).toBeInstanceOf(LockStoreError);
+    expect(acquired.elapsed).toBeLessThan(COMMAND_TIMEOUT + MARGIN);
+  });
+});
+
+describe('Lock handle on Redis', () => {
+  let manager: LockManager;
+
+  beforeEach(() => {
+    manager = lockManager(redisStore());
+  });
+
+  it('resolves true for the first release() and false for the second', async () => {
+    const lock = await manager.acquire('twice');
+    expect(await lock.release()).toBe(true);
+    expect(await admin.exists(names('twice').lock)).toBe(0);
+    expect(await lock.release()).toBe(false);
+  });
+
+  it('rejects extend() after release() with LockLostError "released", and re-creates nothing', async () => {
+    const lock = await manager.acquire('released');
+    await lock.release();
+    const error = await lock.extend().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockLostError);
+    expect((error as LockLostError).reason).toBe('released');
+    expect(await admin.exists(names('released').lock)).toBe(0);
+  });
+
+  it('rejects extend() with LockLostError "taken" and aborts the signal when the key was deleted', async () => {
+    const lock = await manager.acquire('deleted', { ttl: 10_000 });
+    await admin.del(names('deleted').lock);
+    const error = await lock.extend().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockLostError);
+    expect((error as LockLostError).reason).toBe('taken');
+    expect(lock.signal.aborted).toBe(true);
+    expect(lock.signal.reason).toBe(error);
+    expect(lock.isHeld).toBe(false);
+    expect(await admin.exists(names('deleted').lock)).toBe(0);
+  });
+
+  it('aborts the signal with "expired" when a lease without auto-renew outlives its TTL', async () => {
+    const started = performance.now();
+    const lock = await manager.acquire('short', { ttl: 300, autoRenew: false });
+    const reason = await abortReason(lock.signal, 300 + MARGIN);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300 - clockDrift(300) - 1);
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect((reason as LockLostError).reason).toBe('expired');
+    expect(lock.isHeld).toBe(false);
+    expect(lock.remainingTime).toBe(0);
+  });
+});
