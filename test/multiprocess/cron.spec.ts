@@ -1,0 +1,53 @@
+import { Redis } from 'ioredis';
+import { fileURLToPath } from 'node:url';
+import { startChild, type ChildHandle } from '../support/child-process.js';
+import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+
+const app = fileURLToPath(new URL('./cron-app.ts', import.meta.url));
+
+/** Runs three instances of the cron app until `ticks` whole seconds were recorded; returns runs per tick. */
+async function runInstances(locked: boolean, ticks: number): Promise<number[]> {
+  const prefix = uniquePrefix();
+  const runsKey = `${prefix}runs`;
+  const admin = new Redis(testRedisUrl());
+  const children: ChildHandle[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      children.push(
+        startChild(app, {
+          REDIS_URL: testRedisUrl(),
+          KEY_PREFIX: prefix,
+          RUNS_KEY: runsKey,
+          INSTANCE: `i${i}`,
+          LOCKED: locked ? '1' : '0',
+        }),
+      );
+    }
+    await Promise.all(children.map((child) => child.waitFor('ready', 30_000)));
+    // count only ticks that started after every instance was up, and wait one spare tick for the last
+    const firstTick = Math.floor(Date.now() / 1000) + 1;
+    const lastTick = firstTick + ticks - 1;
+    while (Math.floor(Date.now() / 1000) <= lastTick + 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    const runs = await admin.lrange(runsKey, 0, -1);
+    const perTick = new Map<number, number>();
+    for (const run of runs) {
+      const tick = Number(run.split(':')[0]);
+      perTick.set(tick, (perTick.get(tick) ?? 0) + 1);
+    }
+    return Array.from({ length: ticks }, (_, i) => perTick.get(firstTick + i) ?? 0);
+  } finally {
+    await Promise.all(children.map((child) => child.kill('SIGTERM')));
+    await admin.quit();
+  }
+}
+
+describe('@Cron guarded by @WithLock across processes', () => {
+  it('runs each tick exactly once across three instances sharing one Redis, over 10 ticks', async () => {
+    expect(await runInstances(true, 10)).toEqual(Array(10).fill(1));
+  }, 60_000);
+
+  it('runs each tick on every instance without the lock (so the check above can fail)', async () => {
+    const perTick = await runInstances(false, 3);
+    expect(perTick.every((runs) => runs === 3)).toBe(true);
+  }, 60_000);
+});

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const loader = fileURLToPath(new URL('../../scripts/register-ts.js', import.meta.url));
+
+/** A TypeScript program running in its own Node process, for what only several processes show. */
+export interface ChildHandle {
+  readonly process: ChildProcess;
+  /** Everything the child printed to stdout so far. */
+  readonly output: () => string;
+  /** Resolves when the child prints a line containing `text`; rejects if it exits first or after `timeout`. */
+  waitFor(text: string, timeout?: number): Promise<void>;
+  /** Kills the child (SIGKILL by default, like a crash) and waits for it to exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Starts `file` (TypeScript, run through scripts/ts-loader.js). The child's stdin is a pipe it should
+ * watch: when the test process dies, the pipe closes and the child exits, so nothing is left behind.
+ */
+export function startChild(file: string, env: Record<string, string>): ChildHandle {
+  const child = spawn(process.execPath, ['--import', loader, file], {
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    process: child,
+    output: () => stdout,
+    waitFor(text, timeout = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (!stdout.includes(text)) return;
+          cleanup();
+          resolve();
+        };
+        const onExit = (): void => {
+          cleanup();
+          reject(new Error(`child ${file} exited before printing "${text}":\n${stdout}\n${stderr}`));
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`child ${file} did not print "${text}" within ${timeout} ms:\n${stdout}\n${stderr}`));
+        }, timeout);
+        const cleanup = (): void => {
+          clearTimeout(timer);
+          child.stdout?.off('data', check);
+          child.off('exit', onExit);
+        };
+        child.stdout?.on('data', check);
+        child.once('exit', onExit);
+        check();
+      });
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      child.stdin?.destroy();
+      await exited;
+    },
+  };
+}
