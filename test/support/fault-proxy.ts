@@ -1,0 +1,196 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+/** Where a {@link FaultProxy} forwards to: a `redis://` URL or a host and port. */
+export type FaultProxyTarget = string | { host?: string; port: number };
+
+/** A TCP proxy in front of a server that a test can slow down, partition, cut and refuse. */
+export interface FaultProxy {
+  readonly host: string;
+  readonly port: number;
+  /** The target URL with host and port replaced by the proxy's (credentials and database kept). */
+  readonly url: string;
+  /** Connections through the proxy whose client or server side is still open. */
+  readonly connections: number;
+  /** Delays every chunk by `ms` in each direction (a round trip takes at least twice as long); order is kept. */
+  latency(ms: number): void;
+  /**
+   * Holds every byte in both directions from now on, like a network partition: connections stay open and
+   * nothing arrives. {@link FaultProxy.heal} delivers what was held, in order, as TCP would after a partition,
+   * so a command that timed out on the client may still run on the server.
+   */
+  blackhole(): void;
+  /** Clears latency and blackhole and delivers every held or delayed byte at once; refusal is left as it is. */
+  heal(): void;
+  /** Destroys every open connection on both sides, as a crash of a middlebox would. */
+  cutAll(): void;
+  /**
+   * While on, the proxy stops listening so new connections fail with ECONNREFUSED; open ones keep working.
+   * @throws Error when turning it off and the port was taken meanwhile.
+   */
+  refuse(on: boolean): Promise<void>;
+  /** Stops listening and destroys every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a {@link FaultProxy} on a free port of 127.0.0.1 that forwards to `target`.
+ * @example
+ * const proxy = await startFaultProxy(process.env.REDIS_TEST_URL!);
+ * const redis = new Redis(proxy.url, { commandTimeout: 200 });
+ * proxy.blackhole();
+ * await expect(redis.ping()).rejects.toThrow(/timed out/);
+ */
+export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultProxy> {
+  const url = new URL(typeof target === 'string' ? target : 'redis://127.0.0.1');
+  const targetHost = typeof target === 'string' ? url.hostname || '127.0.0.1' : (target.host ?? '127.0.0.1');
+  const targetPort = typeof target === 'string' ? Number(url.port || 6379) : target.port;
+  const links = new Set<Link>();
+  const faults: Faults = { latencyMs: 0, blackholed: false };
+
+  const onConnection = (client: Socket): void => {
+    const server = connect({ port: targetPort, host: targetHost, allowHalfOpen: true });
+    const link: Link = { client, server, toServer: new Pipe(server, faults), toClient: new Pipe(client, faults) };
+    links.add(link);
+    client.setNoDelay(true);
+    server.setNoDelay(true);
+    client.on('data', (chunk: Buffer) => link.toServer.push(chunk));
+    server.on('data', (chunk: Buffer) => link.toClient.push(chunk));
+    client.on('end', () => link.toServer.push('end'));
+    server.on('end', () => link.toClient.push('end'));
+    const teardown = (): void => {
+      links.delete(link);
+      destroyLink(link);
+    };
+    // An error on either side is a broken connection for both; a clean close has already queued its 'end'.
+    client.on('error', teardown);
+    server.on('error', teardown);
+    const forget = (): void => {
+      if (client.destroyed && server.destroyed) links.delete(link);
+    };
+    client.on('close', forget);
+    server.on('close', forget);
+  };
+
+  const listen = async (port: number): Promise<Server> =>
+    new Promise((resolve, reject) => {
+      const listener = createServer({ allowHalfOpen: true }, onConnection);
+      listener.once('error', reject);
+      listener.listen(port, '127.0.0.1', () => {
+        listener.off('error', reject);
+        resolve(listener);
+      });
+    });
+
+  let listener: Server | undefined = await listen(0);
+  const address = listener.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+
+  const stopListening = (): void => {
+    const current = listener;
+    listener = undefined;
+    // close() only calls back once every accepted connection is gone, which is not what stopping to listen means.
+    current?.close();
+  };
+
+  const cutAll = (): void => {
+    for (const link of links) destroyLink(link);
+    links.clear();
+  };
+
+  return {
+    host: '127.0.0.1',
+    port,
+    url: url.href.replace(/\/$/, ''),
+    get connections() {
+      return links.size;
+    },
+    latency(ms) {
+      if (!Number.isFinite(ms) || ms < 0) throw new Error(`Latency is a number of ms >= 0; got ${ms}.`);
+      faults.latencyMs = ms;
+    },
+    blackhole() {
+      faults.blackholed = true;
+    },
+    heal() {
+      faults.latencyMs = 0;
+      faults.blackholed = false;
+      for (const link of links) {
+        link.toServer.pump(true);
+        link.toClient.pump(true);
+      }
+    },
+    cutAll,
+    async refuse(on) {
+      if (on) return stopListening();
+      listener ??= await listen(port);
+    },
+    async close() {
+      stopListening();
+      cutAll();
+    },
+  };
+}
+
+interface Faults {
+  latencyMs: number;
+  blackholed: boolean;
+}
+
+interface Link {
+  client: Socket;
+  server: Socket;
+  toServer: Pipe;
+  toClient: Pipe;
+}
+
+function destroyLink(link: Link): void {
+  link.toServer.clear();
+  link.toClient.clear();
+  link.client.destroy();
+  link.server.destroy();
+}
+
+/** One direction of a connection: chunks wait here until their delay has passed and no blackhole holds them. */
+class Pipe {
+  private readonly queue: Array<{ chunk: Buffer | 'end'; due: number }> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly destination: Socket,
+    private readonly faults: Faults,
+  ) {}
+
+  push(chunk: Buffer | 'end'): void {
+    const previous = this.queue.at(-1)?.due ?? 0;
+    // A latency lowered mid-stream must not let a later chunk overtake an earlier one.
+    this.queue.push({ chunk, due: Math.max(performance.now() + this.faults.latencyMs, previous) });
+    this.pump();
+  }
+
+  /** Writes out what is due, or with `everything` all that is queued. */
+  pump(everything = false): void {
+    if (this.faults.blackholed) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const now = performance.now();
+    while (this.queue.length > 0 && (everything || this.queue[0].due <= now)) {
+      const { chunk } = this.queue.shift()!;
+      if (this.destination.destroyed) continue;
+      if (chunk === 'end') this.destination.end();
+      else this.destination.write(chunk);
+    }
+    if (this.queue.length > 0) {
+      // Timers may fire a fraction of a millisecond early; pump() checks again and waits out the rest.
+      this.timer = setTimeout(() => this.pump(), Math.ceil(this.queue[0].due - now));
+    }
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue.length = 0;
+  }
+}
