@@ -63,7 +63,10 @@ export async function startRedisServer(extraArgs: string[] = [], port?: number):
       };
       proc.stdout?.on('data', onData);
       proc.once('exit', (code) => reject(new Error(`redis-server on port ${chosenPort} exited (${code}):\n${output}`)));
-      setTimeout(() => reject(new Error(`redis-server on port ${chosenPort} did not start:\n${output}`)), 10_000).unref();
+      setTimeout(
+        () => reject(new Error(`redis-server on port ${chosenPort} did not start:\n${output}`)),
+        10_000,
+      ).unref();
     });
     proc.stdout?.resume();
     proc.stderr?.resume();
