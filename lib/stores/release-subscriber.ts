@@ -60,7 +60,9 @@ export class ReleaseSubscriber {
     this.connection = undefined;
     for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
     this.channels.clear();
-    if (connection) await connection.quit().catch(() => connection.disconnect());
+    // not QUIT: it would queue behind a SUBSCRIBE still waiting for a server that is down, for as long as
+    // the client's retries last (a minute with ioredis defaults), and a subscriber has no reply to wait for
+    connection?.disconnect();
   }
 
   private unwatch(channel: string, watch: NotifiableWatch): void {
