@@ -22,13 +22,44 @@ let clients: Redis[];
 let prefix: string;
 const cleanup: Array<() => Promise<unknown>> = [];
 
+/** Script calls the stores have sent through the test's clients and not yet seen answered. */
+const inFlight = new Set<Promise<unknown>>();
+
+/**
+ * Waits until every script call sent through the test's clients is answered, NOSCRIPT retries included: a
+ * release returns once a quorum released, and the rest of its nodes follow.
+ */
+async function settled(): Promise<void> {
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+}
+
+/** A client that records its script calls in `inFlight`. */
+function tracked(client: Redis): Redis {
+  return new Proxy(client, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (property !== 'evalsha' && property !== 'eval') return value.bind(target);
+      return (...args: unknown[]) => {
+        const call = value.apply(target, args) as Promise<unknown>;
+        inFlight.add(call);
+        void call.then(
+          () => inFlight.delete(call),
+          () => inFlight.delete(call),
+        );
+        return call;
+      };
+    },
+  });
+}
+
 function connect(server: RedisServerHandle): Redis {
   // reconnect fast after a restart; a command for a dead server fails at the next failed reconnect.
   // ioredis arms a disconnectTimeout timer (2 s by default) when a connection whose socket is already gone
   // is closed, and nothing clears it: keep it short so closing a store with a dead node leaves no handle.
   const client = new Redis(server.url, { maxRetriesPerRequest: 1, retryStrategy: () => 20, disconnectTimeout: 50 });
   client.on('error', () => undefined);
-  return client;
+  return tracked(client);
 }
 
 function store(options: Partial<RedlockStoreOptions> = {}): RedlockStore {
@@ -48,8 +79,9 @@ async function ready(client: Redis): Promise<void> {
   if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
 }
 
-/** Which nodes hold a lease on `key` right now (a reply from each node, so it also waits for them). */
+/** Which nodes hold a lease on `key` once every script call sent so far is answered. */
 async function holders(key: string): Promise<number[]> {
+  await settled();
   const lock = resourceKeys(prefix, key).lock;
   const held = await Promise.all(clients.map(async (client) => (await client.exists(lock)) === 1));
   return held.flatMap((isHeld, index) => (isHeld ? [index] : []));
