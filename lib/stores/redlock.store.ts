@@ -286,8 +286,10 @@ export class RedlockStore implements LockStore {
 
   /**
    * Releases a failed attempt on every node, token-checked and quietly (no notice, no hand-off): a node
-   * may have granted it. Commands to one node run in the order they were sent, so even a node that
-   * timed out gets this release after the grant it may still apply.
+   * may have granted it. Commands to one node run in the order they were sent, replays after a reconnect
+   * included, so a node that timed out gets this release after the grant it may still apply. The one
+   * exception: on a node that lost its script cache, a NOSCRIPT retry of the grant can land after this
+   * release, and that minority lease lasts until its TTL (costing that key one node's vote until then).
    */
   private async undo(keys: ResourceKeys, token: string): Promise<void> {
     await this.round((client) => runScript(client, RELEASE, [keys.lock], [token, keys.channel, '', this.owner, 0, 0]));
