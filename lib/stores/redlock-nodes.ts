@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 
 /**
@@ -14,7 +14,8 @@ export interface ConnectedNode {
   readonly owned: boolean;
 }
 
-type CheckedNode =
+/** A node that passed the checks, not yet connected. */
+export type CheckedNode =
   | { readonly kind: 'client'; readonly client: Redis; readonly label: string }
   | { readonly kind: 'url'; readonly url: string; readonly label: string }
   | { readonly kind: 'options'; readonly options: RedisOptions; readonly label: string };
@@ -57,12 +58,23 @@ export function checkNodes(nodes: unknown): CheckedNode[] {
   return checked;
 }
 
-/** Opens the connections of checked nodes; clients passed in are used as they are and never closed. */
-export function connectNodes(nodes: readonly CheckedNode[]): ConnectedNode[] {
+/**
+ * Opens the connections of checked nodes; clients passed in are used as they are and never closed.
+ * ioredis is loaded only here, and only when there is a URL or options to connect with, so importing this
+ * package never requires it.
+ */
+export async function connectNodes(nodes: readonly CheckedNode[]): Promise<ConnectedNode[]> {
+  const given = (node: CheckedNode & { kind: 'client' }): ConnectedNode => ({
+    client: node.client,
+    label: node.label,
+    owned: false,
+  });
+  if (nodes.every((node) => node.kind === 'client')) return nodes.map(given);
+  const { Redis: Client } = await import('ioredis');
   return nodes.map((node) => {
-    if (node.kind === 'client') return { client: node.client, label: node.label, owned: false };
+    if (node.kind === 'client') return given(node);
     const client =
-      node.kind === 'url' ? new Redis(node.url, OWNED_DEFAULTS) : new Redis({ ...OWNED_DEFAULTS, ...node.options });
+      node.kind === 'url' ? new Client(node.url, OWNED_DEFAULTS) : new Client({ ...OWNED_DEFAULTS, ...node.options });
     // else ioredis prints every failed reconnect to a dead node; failures reach us through our commands
     client.on('error', () => undefined);
     return { client, label: node.label, owned: true };

@@ -79,7 +79,11 @@ type InspectReply = readonly [holder: string | null, pttl: number, fence: string
 export class RedlockStore implements LockStore {
   /** How many nodes must agree: a majority, `floor(N / 2) + 1`. */
   readonly quorum: number;
-  private readonly nodes: readonly ConnectedNode[];
+  /** One label per node (`host:port`), for messages. */
+  private readonly labels: readonly string[];
+  /** The nodes once connected: at once for clients passed in, after loading ioredis for URLs and options. */
+  private readonly connected: Promise<readonly ConnectedNode[]>;
+  private nodes?: readonly ConnectedNode[];
   private readonly prefix: string;
   private readonly driftFactor: number;
   private readonly timeout: number;
@@ -110,9 +114,16 @@ export class RedlockStore implements LockStore {
     const notices = validateBoolean('releaseNotices', options.releaseNotices ?? true);
     this.publishCommand = notices ? 'PUBLISH' : '';
     this.quorum = Math.floor(checked.length / 2) + 1;
-    this.nodes = connectNodes(checked);
-    if (notices)
-      this.subscribers = this.nodes.map((node) => new ReleaseSubscriber(() => node.client.duplicate(), false));
+    this.labels = checked.map((node) => node.label);
+    this.connected = connectNodes(checked).then((nodes) => (this.nodes = nodes));
+    // a failure to connect surfaces through every operation that awaits it
+    this.connected.catch(() => undefined);
+    if (notices) {
+      // a subscriber connects on its first watch, which runs after `connected`
+      this.subscribers = checked.map(
+        (_, index) => new ReleaseSubscriber(() => (this.nodes as ConnectedNode[])[index].client.duplicate(), false),
+      );
+    }
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -233,6 +244,7 @@ export class RedlockStore implements LockStore {
     const subscribers = this.subscribers;
     if (!subscribers || this.closed) return NotifiableWatch.timerOnly();
     const channel = this.keysOf(key).channel;
+    await this.connected;
     const watch = new FanInWatch((closed) => this.watches.delete(closed as FanInWatch));
     this.watches.add(watch);
     // a node whose pub/sub is slow or down joins when it answers, if ever; until then notices from the
@@ -262,7 +274,8 @@ export class RedlockStore implements LockStore {
     for (const watch of this.watches) watch.detach();
     this.watches.clear();
     await Promise.all((this.subscribers ?? []).map((subscriber) => subscriber.close()));
-    const owned = this.nodes.filter((node) => node.owned).map((node) => node.client);
+    const nodes = await this.connected.catch(() => []);
+    const owned = nodes.filter((node) => node.owned).map((node) => node.client);
     // QUIT waits behind commands queued for a node that is down: give it the node timeout, then cut
     const quits = await sendToAll(owned.length, (index) => owned[index].quit(), this.timeout);
     quits.forEach((quit, index) => quit.state !== 'ok' && owned[index].disconnect());
@@ -272,11 +285,12 @@ export class RedlockStore implements LockStore {
     return resourceKeys(this.prefix, key);
   }
 
-  private round<T>(
+  private async round<T>(
     send: (client: Redis, index: number) => Promise<T>,
     decided?: (replies: readonly NodeReply<T>[]) => boolean,
   ): Promise<NodeReply<T>[]> {
-    return sendToAll(this.nodes.length, (index) => send(this.nodes[index].client, index), this.timeout, decided);
+    const nodes = this.nodes ?? (await this.connected);
+    return sendToAll(nodes.length, (index) => send(nodes[index].client, index), this.timeout, decided);
   }
 
   private releaseArgs(keys: ResourceKeys, token: string, index: number): Array<string | number> {
@@ -350,7 +364,7 @@ export class RedlockStore implements LockStore {
     const errors = failed.map((reply) => (reply.state === 'failed' ? reply.error : new Error('no reply')));
     const refused = errors.some((error) => (error as { name?: unknown }).name === 'ReplyError');
     const detail =
-      `no quorum was reachable: ${failed.length} of ${this.nodes.length} Redis nodes ` +
+      `no quorum was reachable: ${failed.length} of ${this.labels.length} Redis nodes ` +
       `${refused ? 'failed or were unreachable' : 'unreachable'}; a quorum of ${this.quorum} is needed ` +
       `(${this.failures(replies)})`;
     return new LockStoreError(operation, key, new AggregateError(errors, detail), detail);
@@ -367,7 +381,7 @@ export class RedlockStore implements LockStore {
             : reply.error instanceof NodeTimeoutError || reply.error instanceof Error
               ? reply.error.message
               : String(reply.error);
-        return `${this.nodes[index].label}: ${reason}`;
+        return `${this.labels[index]}: ${reason}`;
       })
       .filter((text) => text !== undefined)
       .join('; ');
