@@ -1,7 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { ReleaseWatch } from '../interfaces/lock-store.interface.js';
 import { NotifiableWatch } from './notifiable-watch.js';
-import { closeClient } from './close-client.js';
 
 type Client = Redis | Cluster;
 
@@ -61,7 +60,9 @@ export class ReleaseSubscriber {
     this.connection = undefined;
     for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
     this.channels.clear();
-    if (connection) await closeClient(connection);
+    // not QUIT: it would queue behind a SUBSCRIBE still waiting for a server that is down, for as long as
+    // the client's retries last (a minute with ioredis defaults), and a subscriber has no reply to wait for
+    connection?.disconnect();
   }
 
   private unwatch(channel: string, watch: NotifiableWatch): void {

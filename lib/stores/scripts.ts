@@ -82,5 +82,23 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 `,
 );
 
+/**
+ * Raises a fence counter to at least a value, never lowering it: how a store over several nodes brings
+ * the counters of a quorum up to the fence it granted (see RedlockStore).
+ * KEYS: fence. ARGV: fence. Returns the counter after the call.
+ */
+export const RAISE_FENCE = script(
+  'raise-fence',
+  1,
+  `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local target = tonumber(ARGV[1])
+-- a maximum, not an assignment: a late or repeated call can never move the counter back
+if current >= target then return current end
+redis.call('SET', KEYS[1], ARGV[1])
+return target
+`,
+);
+
 /** Every script this package runs, for loading them at startup. */
-export const ALL_SCRIPTS: readonly LuaScript[] = [ACQUIRE, RELEASE, EXTEND];
+export const ALL_SCRIPTS: readonly LuaScript[] = [ACQUIRE, RELEASE, EXTEND, RAISE_FENCE];

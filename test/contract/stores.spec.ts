@@ -1,5 +1,10 @@
-import { memoryKind, redisKind } from '../support/stores.js';
+import { memoryKind, redisKind, redlock3Kind, redlock5Kind, redlockServers } from '../support/stores.js';
 import { describeStoreContract } from './lock-store.contract.js';
+
+beforeAll(() => redlockServers.servers(5));
+afterAll(() => redlockServers.stop());
 
 describeStoreContract(memoryKind);
 describeStoreContract(redisKind);
+describeStoreContract(redlock3Kind);
+describeStoreContract(redlock5Kind);

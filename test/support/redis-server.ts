@@ -12,6 +12,10 @@ export interface RedisServerHandle {
   kill(): Promise<void>;
   /** Starts the server again on the same port (empty: nothing is persisted). */
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): its connections stay open and nothing is answered, like a partition. */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT); it then answers what it was sent meanwhile, in order. */
+  resume(): void;
   readonly running: boolean;
 }
 
@@ -93,6 +97,8 @@ export async function startRedisServer(
     await new Promise<void>((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill(signal);
+      // a paused server would hold SIGTERM until resumed
+      proc.kill('SIGCONT');
     });
   };
 
@@ -106,5 +112,7 @@ export async function startRedisServer(
     stop: () => terminate('SIGTERM'),
     kill: () => terminate('SIGKILL'),
     start: launch,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
   };
 }

@@ -2,7 +2,9 @@ import { Redis } from 'ioredis';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory.store.js';
 import { RedisLockStore } from '../../lib/stores/redis.store.js';
+import { RedlockStore } from '../../lib/stores/redlock.store.js';
 import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { startRedisServer, type RedisServerHandle } from './redis-server.js';
 
 /** Two views of one lock space, as two processes would have them, and how to dispose of them. */
 export interface StorePair {
@@ -76,3 +78,62 @@ export const redisKind: StoreKind = {
     };
   },
 };
+
+/**
+ * redis-server processes started on first use and shared by the tests of one file: call `stop()` in
+ * `afterAll` (and `servers(n)` in `beforeAll`, so the start-up is not charged to the first test).
+ */
+export class RedisServerPool {
+  private readonly started: Array<Promise<RedisServerHandle>> = [];
+
+  /** The first `count` servers of the pool, starting the ones not yet running. */
+  async servers(count: number): Promise<RedisServerHandle[]> {
+    while (this.started.length < count) this.started.push(startRedisServer());
+    return Promise.all(this.started.slice(0, count));
+  }
+
+  /** Stops every server the pool started. */
+  async stop(): Promise<void> {
+    const started = this.started.splice(0);
+    await Promise.all(
+      started.map((server) =>
+        server.then(
+          (handle) => handle.stop(),
+          () => undefined,
+        ),
+      ),
+    );
+  }
+}
+
+/** The servers the Redlock store kinds run on, started lazily; the test file stops them in `afterAll`. */
+export const redlockServers = new RedisServerPool();
+
+/** Redlock over `nodes` independent servers, two stores (two "processes") with connections of their own. */
+export function redlockKind(nodes: number, pool: RedisServerPool = redlockServers): StoreKind {
+  return {
+    name: `RedlockStore over ${nodes} nodes`,
+    async create() {
+      const keyPrefix = uniquePrefix();
+      const urls = (await pool.servers(nodes)).map((server) => server.url);
+      // the contract is about behaviour, not latency: a generous per-node timeout keeps a loaded machine
+      // (or --detectOpenHandles) from turning a burst of 200 acquires into an outage
+      const store = new RedlockStore({ nodes: urls, keyPrefix, timeout: 1000 });
+      const other = new RedlockStore({ nodes: urls, keyPrefix, timeout: 1000 });
+      const admins = urls.map((url) => new Redis(url));
+      return {
+        store,
+        other,
+        async deleteLease(key) {
+          await Promise.all(admins.map((admin) => admin.del(resourceKeys(keyPrefix, key).lock)));
+        },
+        async close() {
+          await Promise.all([store.close(), other.close(), ...admins.map((admin) => admin.quit())]);
+        },
+      };
+    },
+  };
+}
+
+export const redlock3Kind = redlockKind(3);
+export const redlock5Kind = redlockKind(5);

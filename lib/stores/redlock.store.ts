@@ -1,0 +1,424 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { LockStoreError } from '../errors/lock-store.error.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  LeaseRenewal,
+  LockState,
+  LockStore,
+  ReleaseWatch,
+} from '../interfaces/lock-store.interface.js';
+import { MAX_DURATION } from '../utils/duration.js';
+import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
+import { validateBoolean, validateInteger, validateKeyPrefix } from '../utils/validate-options.js';
+import { FanInWatch } from './fan-in-watch.js';
+import { NotifiableWatch } from './notifiable-watch.js';
+import { countAnswers, NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';
+import { checkNodes, connectNodes, type ConnectedNode, type RedlockNode } from './redlock-nodes.js';
+import { ReleaseSubscriber } from './release-subscriber.js';
+import { runScript, runScriptBatch } from './script-runner.js';
+import { ACQUIRE, ALL_SCRIPTS, EXTEND, RAISE_FENCE, RELEASE } from './scripts.js';
+
+export type { RedlockNode } from './redlock-nodes.js';
+
+/** Options of {@link RedlockStore}. */
+export interface RedlockStoreOptions {
+  /**
+   * The independent Redis nodes (not replicas of each other, not one Cluster): an odd number, at least 3.
+   * A lease is granted when a majority of them (N/2+1) grant it. Clients passed in are never closed by
+   * the store; URLs and options become connections the store owns and closes.
+   */
+  readonly nodes: readonly RedlockNode[];
+  /** Namespace of every key and channel. Must not contain `{` or `}`. @default 'lock:' */
+  readonly keyPrefix?: string;
+  /**
+   * Share of the TTL allowed for the clocks of the nodes running at different rates; a grant is valid for
+   * `ttl - elapsed - (ttl * driftFactor + 2 ms)`. @default 0.01
+   */
+  readonly driftFactor?: number;
+  /**
+   * How long to wait for each node, in ms. A node silent past it counts as unavailable for that request,
+   * so one dead node never stalls a lock; keep it well under the TTLs you use. @default 200
+   */
+  readonly timeout?: number;
+  /** Wake waiters by pub/sub release notices from every node; off means waiters rely on backoff alone. @default true */
+  readonly releaseNotices?: boolean;
+  /**
+   * After releasing a key that other processes wait for, reserve it against this store for this many ms
+   * so a waiter elsewhere takes it next instead of this process re-taking it. `0` turns it off.
+   * @default 20
+   */
+  readonly handoffWindow?: number;
+}
+
+type AcquireReply = readonly [granted: number, value: number];
+type InspectReply = readonly [holder: string | null, pttl: number, fence: string | null];
+
+/**
+ * A lock store over N independent Redis nodes (the Redlock algorithm): a lease exists while a majority of
+ * the nodes hold it, so it survives the loss of a minority of them. Every operation goes to all nodes at
+ * once, each with its own timeout, and is decided by the quorum.
+ *
+ * Contention and outage stay apart: a lock that others hold is an answer (`acquired: false`); fewer
+ * answering nodes than a quorum is a {@link LockStoreError} that says no quorum was reachable.
+ *
+ * What it cannot promise: a node that restarts without its data (no AOF with fsync) forgets the leases it
+ * held; if it is back before their TTL runs out, a second holder may reach a quorum with it. Keep a
+ * restarted node out for the longest TTL, or persist with `appendfsync always`. Fences share this limit.
+ *
+ * Clients passed in keep their own settings: a low `maxRetriesPerRequest` (1 is what the store uses for
+ * connections it opens) keeps commands for a dead node from queueing for minutes; the store stops waiting
+ * for them after `timeout` either way.
+ *
+ * @example
+ * const store = new RedlockStore({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'] });
+ */
+export class RedlockStore implements LockStore {
+  /** How many nodes must agree: a majority, `floor(N / 2) + 1`. */
+  readonly quorum: number;
+  /** One label per node (`host:port`), for messages. */
+  private readonly labels: readonly string[];
+  /** The nodes once connected: at once for clients passed in, after loading ioredis for URLs and options. */
+  private readonly connected: Promise<readonly ConnectedNode[]>;
+  private nodes?: readonly ConnectedNode[];
+  private readonly prefix: string;
+  private readonly driftFactor: number;
+  private readonly timeout: number;
+  private readonly handoffWindow: number;
+  private readonly publishCommand: string;
+  private readonly owner = randomBytes(8).toString('hex');
+  private readonly subscribers?: readonly ReleaseSubscriber[];
+  private readonly watches = new Set<FanInWatch>();
+  private closed = false;
+
+  /** @throws LockConfigurationError when an option is invalid, before any connection is opened */
+  constructor(options: RedlockStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new LockConfigurationError('redlock', options, 'expected an options object with `nodes`');
+    }
+    const checked = checkNodes(options.nodes);
+    this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
+    this.driftFactor = options.driftFactor ?? 0.01;
+    if (typeof this.driftFactor !== 'number' || !(this.driftFactor >= 0 && this.driftFactor < 1)) {
+      throw new LockConfigurationError(
+        'driftFactor',
+        options.driftFactor,
+        'expected a number from 0 up to (not including) 1, the share of a TTL allowed for clock drift',
+      );
+    }
+    this.timeout = validateInteger('timeout', options.timeout ?? 200, 1, MAX_DURATION);
+    this.handoffWindow = validateInteger('handoffWindow', options.handoffWindow ?? 20, 0, MAX_DURATION);
+    const notices = validateBoolean('releaseNotices', options.releaseNotices ?? true);
+    this.publishCommand = notices ? 'PUBLISH' : '';
+    this.quorum = Math.floor(checked.length / 2) + 1;
+    this.labels = checked.map((node) => node.label);
+    this.connected = connectNodes(checked).then((nodes) => (this.nodes = nodes));
+    // a failure to connect surfaces through every operation that awaits it
+    this.connected.catch(() => undefined);
+    if (notices) {
+      // a subscriber connects on its first watch, which runs after `connected`
+      this.subscribers = checked.map(
+        (_, index) => new ReleaseSubscriber(() => (this.nodes as ConnectedNode[])[index].client.duplicate(), false),
+      );
+    }
+  }
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const keys = this.keysOf(request.key);
+    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner];
+    const started = performance.now();
+    const replies = await this.round(
+      (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence], args) as Promise<AcquireReply>,
+      (sofar) => countAnswers(sofar, isGrant) >= this.quorum,
+    );
+    const grants = countAnswers(replies, isGrant);
+    if (grants < this.quorum) {
+      await this.undo(keys, request.token);
+      if (countAnswers(replies) < this.quorum) throw this.noQuorum('acquire', request.key, replies);
+      return { acquired: false, remainingTtl: longestHold(replies) };
+    }
+    const fenced = request.fencing ? await this.settleFence(keys, replies) : undefined;
+    let failure: string | undefined;
+    if (fenced && 'failure' in fenced) {
+      failure = `the fence could not be recorded on a quorum of ${this.quorum} nodes (${fenced.failure})`;
+    } else {
+      failure = this.tooSlow('grant', request.ttl, started);
+    }
+    if (failure !== undefined) {
+      await this.undo(keys, request.token);
+      throw new LockStoreError('acquire', request.key, undefined, `${failure}; the grant was undone on every node`);
+    }
+    return fenced && 'fence' in fenced ? { acquired: true, fence: fenced.fence } : { acquired: true };
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    const keys = this.keysOf(key);
+    const replies = await this.round(
+      (client, index) => runScript(client, RELEASE, [keys.lock], this.releaseArgs(keys, token, index)),
+      (sofar) => countAnswers(sofar, isOne) >= this.quorum,
+    );
+    if (countAnswers(replies, isOne) >= this.quorum) return true;
+    if (countAnswers(replies) < this.quorum) throw this.noQuorum('release', key, replies);
+    return false;
+  }
+
+  async extend(key: string, token: string, ttl: number): Promise<boolean> {
+    const lock = this.keysOf(key).lock;
+    const started = performance.now();
+    const replies = await this.round(
+      (client) => runScript(client, EXTEND, [lock], [token, ttl]),
+      (sofar) => countAnswers(sofar, isOne) >= this.quorum,
+    );
+    if (countAnswers(replies, isOne) >= this.quorum) {
+      const failure = this.tooSlow('extend', ttl, started);
+      if (failure !== undefined) throw new LockStoreError('extend', key, undefined, failure);
+      return true;
+    }
+    if (countAnswers(replies) < this.quorum) throw this.noQuorum('extend', key, replies);
+    return false;
+  }
+
+  async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    if (renewals.length === 0) return [];
+    const calls = renewals.map((renewal) => ({
+      keys: [this.keysOf(renewal.key).lock],
+      args: [renewal.token, renewal.ttl],
+    }));
+    const started = performance.now();
+    // one pipeline per node; the round is decided once every lease is extended on a quorum
+    const perNode = await this.round(
+      (client) => runScriptBatch(client, EXTEND, calls),
+      (sofar) => renewals.every((_, index) => countAnswers(entryReplies(sofar, index), isOne) >= this.quorum),
+    );
+    return renewals.map((renewal, index) => {
+      const replies = entryReplies(perNode, index);
+      if (countAnswers(replies, isOne) >= this.quorum) {
+        const failure = this.tooSlow('extend', renewal.ttl, started);
+        return failure === undefined ? true : new LockStoreError('renew', renewal.key, undefined, failure);
+      }
+      if (countAnswers(replies) < this.quorum) return this.noQuorum('renew', renewal.key, replies);
+      return false;
+    });
+  }
+
+  async inspect(key: string): Promise<LockState> {
+    const keys = this.keysOf(key);
+    const replies = await this.round(async (client) => {
+      const results = await client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
+      return (results ?? []).map(([error, value]) => {
+        if (error) throw error;
+        return value;
+      }) as unknown as InspectReply;
+    });
+    if (countAnswers(replies) < this.quorum) throw this.noQuorum('inspect', key, replies);
+    const holders = new Map<string, number[]>();
+    let fence: number | undefined;
+    for (const reply of replies) {
+      if (reply.state !== 'ok') continue;
+      const [holder, pttl, fenceValue] = reply.value;
+      if (fenceValue !== null) fence = Math.max(fence ?? 0, Number(fenceValue));
+      // '~owner' is a hand-off reservation, not a lease
+      if (holder === null || holder.startsWith('~')) continue;
+      const ttls = holders.get(holder) ?? [];
+      ttls.push(pttl < 0 ? Infinity : pttl);
+      holders.set(holder, ttls);
+    }
+    // held when one token is on a quorum; it stays held until the quorum-th longest of its leases ends
+    let remaining: number | undefined;
+    for (const ttls of holders.values()) {
+      if (ttls.length < this.quorum) continue;
+      const untilQuorumLost = ttls.sort((a, b) => b - a)[this.quorum - 1];
+      remaining = Math.max(remaining ?? 0, untilQuorumLost);
+    }
+    return {
+      held: remaining !== undefined,
+      ...(remaining !== undefined && remaining !== Infinity ? { remainingTtl: remaining } : {}),
+      ...(fence !== undefined ? { fence } : {}),
+    };
+  }
+
+  async watch(key: string): Promise<ReleaseWatch> {
+    const subscribers = this.subscribers;
+    if (!subscribers || this.closed) return NotifiableWatch.timerOnly();
+    const channel = this.keysOf(key).channel;
+    await this.connected;
+    const watch = new FanInWatch((closed) => this.watches.delete(closed as FanInWatch));
+    this.watches.add(watch);
+    // a node whose pub/sub is slow or down joins when it answers, if ever; until then notices from the
+    // other nodes (every release publishes on each node it releases) and the waiter's backoff cover it
+    await sendToAll(
+      subscribers.length,
+      (index) => subscribers[index].watch(channel).then((source) => watch.add(source)),
+      this.timeout,
+    );
+    return watch;
+  }
+
+  /**
+   * Loads the Lua scripts on every node and checks that a quorum accepted them.
+   * @throws LockStoreError when fewer than a quorum of nodes answer, or the user may not run scripts
+   */
+  async verify(): Promise<void> {
+    const replies = await this.round(async (client) => {
+      for (const script of ALL_SCRIPTS) await client.script('LOAD', script.lua);
+    });
+    if (countAnswers(replies) < this.quorum) throw this.noQuorum('load its Lua scripts', undefined, replies);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const watch of this.watches) watch.detach();
+    this.watches.clear();
+    await Promise.all((this.subscribers ?? []).map((subscriber) => subscriber.close()));
+    const nodes = await this.connected.catch(() => []);
+    const owned = nodes.filter((node) => node.owned).map((node) => node.client);
+    // QUIT waits behind commands queued for a node that is down: give it the node timeout, then cut
+    const quits = await sendToAll(owned.length, (index) => owned[index].quit(), this.timeout);
+    quits.forEach((quit, index) => quit.state !== 'ok' && owned[index].disconnect());
+  }
+
+  private keysOf(key: string): ResourceKeys {
+    return resourceKeys(this.prefix, key);
+  }
+
+  private async round<T>(
+    send: (client: Redis, index: number) => Promise<T>,
+    decided?: (replies: readonly NodeReply<T>[]) => boolean,
+  ): Promise<NodeReply<T>[]> {
+    const nodes = this.nodes ?? (await this.connected);
+    return sendToAll(nodes.length, (index) => send(nodes[index].client, index), this.timeout, decided);
+  }
+
+  private releaseArgs(keys: ResourceKeys, token: string, index: number): Array<string | number> {
+    const ownListeners = this.subscribers?.[index].isListening(keys.channel) ? 1 : 0;
+    return [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
+  }
+
+  /**
+   * Releases a failed attempt on every node, token-checked and quietly (no notice, no hand-off): a node
+   * may have granted it. Commands to one node run in the order they were sent, replays after a reconnect
+   * included, so a node that timed out gets this release after the grant it may still apply. The one
+   * exception: on a node that lost its script cache, a NOSCRIPT retry of the grant can land after this
+   * release, and that minority lease lasts until its TTL (costing that key one node's vote until then).
+   */
+  private async undo(keys: ResourceKeys, token: string): Promise<void> {
+    await this.round((client) => runScript(client, RELEASE, [keys.lock], [token, keys.channel, '', this.owner, 0, 0]));
+  }
+
+  /**
+   * The fence of a grant: the highest counter among the granting nodes (each INCRs its own), written
+   * back to every granting node whose counter is lower, before the grant is handed out.
+   *
+   * Why this is monotonic: the next grant needs a quorum too, and any two quorums share a node. On a
+   * quorum of this grant's nodes the counter is at least this fence before the lease is handed out, and
+   * no other grant can INCR those nodes until this lease is released or expires there; so the next grant
+   * INCRs one of them above this fence, and its maximum is higher. Taking the maximum alone is not
+   * enough: failed attempts INCR the nodes they briefly won, counters drift apart, and the next quorum
+   * could miss the node holding the maximum. Hence the write-back, which must reach a quorum.
+   *
+   * Its limit: a node that restarts empty restarts its counter too; if it is the only node shared by two
+   * consecutive quorums, the next fence can be lower. Persist the nodes (AOF) when fences matter.
+   */
+  private async settleFence(
+    keys: ResourceKeys,
+    replies: readonly NodeReply<AcquireReply>[],
+  ): Promise<{ fence: number } | { failure: string }> {
+    const granted = replies.map((reply) => (reply.state === 'ok' && isGrant(reply.value) ? reply.value[1] : undefined));
+    const fence = Math.max(...granted.map((value) => value ?? 0));
+    const behind = granted.map((value) => value !== undefined && value < fence);
+    const lagging = behind.filter(Boolean).length;
+    if (lagging === 0) return { fence };
+    const raised = await this.round(
+      (client, index) =>
+        behind[index]
+          ? (runScript(client, RAISE_FENCE, [keys.fence], [fence]) as Promise<number>)
+          : Promise.resolve(-1),
+      (sofar) => countAnswers(sofar, isRaised) === lagging,
+    );
+    const atFence = granted.filter((value) => value === fence).length;
+    if (atFence + countAnswers(raised, isRaised) >= this.quorum) return { fence };
+    return { failure: this.failures(raised.map((reply, index) => (behind[index] ? reply : OK))) };
+  }
+
+  /**
+   * Why a lease of `ttl` ms set by a request sent at `started` is no use: the quorum answered so late that
+   * `ttl - elapsed - drift` is not positive (drift: `ttl * driftFactor + 2 ms`). `undefined` while valid.
+   */
+  private tooSlow(action: string, ttl: number, started: number): string | undefined {
+    const drift = Math.floor(ttl * this.driftFactor) + 2;
+    const elapsed = performance.now() - started;
+    if (ttl - elapsed - drift > 0) return undefined;
+    return (
+      `the nodes took ${Math.round(elapsed)} ms to ${action} a ${ttl} ms lease (with ${drift} ms allowed for clock ` +
+      'drift), so no validity was left. Use a longer ttl, or check the latency of the nodes'
+    );
+  }
+
+  /** The error of a request that fewer than a quorum of nodes answered: an outage, never contention. */
+  private noQuorum(operation: string, key: string | undefined, replies: readonly NodeReply<unknown>[]): LockStoreError {
+    const failed = replies.filter((reply) => reply.state !== 'ok');
+    const errors = failed.map((reply) => (reply.state === 'failed' ? reply.error : new Error('no reply')));
+    const refused = errors.some((error) => (error as { name?: unknown }).name === 'ReplyError');
+    const detail =
+      `no quorum was reachable: ${failed.length} of ${this.labels.length} Redis nodes ` +
+      `${refused ? 'failed or were unreachable' : 'unreachable'}; a quorum of ${this.quorum} is needed ` +
+      `(${this.failures(replies)})`;
+    return new LockStoreError(operation, key, new AggregateError(errors, detail), detail);
+  }
+
+  /** Each failing node with its reason, for messages. */
+  private failures(replies: readonly NodeReply<unknown>[]): string {
+    return replies
+      .map((reply, index) => {
+        if (reply.state === 'ok') return undefined;
+        const reason =
+          reply.state === 'pending'
+            ? 'no reply yet'
+            : reply.error instanceof NodeTimeoutError || reply.error instanceof Error
+              ? reply.error.message
+              : String(reply.error);
+        return `${this.labels[index]}: ${reason}`;
+      })
+      .filter((text) => text !== undefined)
+      .join('; ');
+  }
+}
+
+function isGrant(reply: AcquireReply): boolean {
+  return reply[0] === 1;
+}
+
+function isOne(reply: unknown): boolean {
+  return reply === 1;
+}
+
+function isRaised(reply: number): boolean {
+  return reply !== -1;
+}
+
+const OK: NodeReply<never> = { state: 'ok', value: undefined as never };
+
+/** The replies for one entry of a batch sent to every node; a node's batch-wide failure fails each entry. */
+function entryReplies(perNode: readonly NodeReply<Array<unknown>>[], index: number): NodeReply<unknown>[] {
+  return perNode.map((reply) => {
+    if (reply.state !== 'ok') return reply;
+    const value = reply.value[index];
+    return value instanceof Error ? { state: 'failed', error: value } : { state: 'ok', value };
+  });
+}
+
+/** The longest remaining hold among the nodes that refused: the most a waiter may have to wait. */
+function longestHold(replies: readonly NodeReply<AcquireReply>[]): number | undefined {
+  let longest = 0;
+  for (const reply of replies) {
+    if (reply.state !== 'ok' || isGrant(reply.value)) continue;
+    // a key without expiry (PTTL -1) holds for an unknown time
+    if (reply.value[1] < 0) return undefined;
+    longest = Math.max(longest, reply.value[1]);
+  }
+  return longest;
+}
