@@ -1,9 +1,10 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
+import type { RedlockStoreOptions } from '../stores/redlock.store.js';
 
 /**
- * Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis` or `store`; with neither,
+ * Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis`, `redlock` or `store`; with neither,
  * locks live in this process only (`MemoryLockStore`), which is logged once at startup.
  */
 export interface LockModuleOptions extends LockDefaults {
@@ -12,6 +13,11 @@ export interface LockModuleOptions extends LockDefaults {
    * module), or a URL / ioredis options from which the module creates and owns a client.
    */
   readonly redis?: Redis | Cluster | string | RedisOptions;
+  /**
+   * A quorum over independent Redis nodes (Redlock) instead of one Redis: `{ nodes: [url1, url2, url3] }`
+   * (an odd number, at least 3). `keyPrefix`, `releaseNotices` and `handoffWindow` apply to it too.
+   */
+  readonly redlock?: Omit<RedlockStoreOptions, 'keyPrefix' | 'releaseNotices' | 'handoffWindow'>;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;
   /** Namespace of every Redis key and channel; must not contain `{` or `}`. @default 'lock:' */

@@ -4,6 +4,7 @@ import type { LockModuleOptions } from '../interfaces/lock-module-options.interf
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../stores/memory.store.js';
 import { RedisLockStore } from '../stores/redis.store.js';
+import { RedlockStore } from '../stores/redlock.store.js';
 import { validateKeyPrefix } from './validate-options.js';
 
 /** Defaults for a client the module creates: fail a command in bounded time instead of queueing forever. */
@@ -19,8 +20,13 @@ export interface CreatedStore {
 /** Builds the store from module options: a given store, a given or described Redis, or memory. */
 export function createStore(options: LockModuleOptions): CreatedStore {
   if (options.keyPrefix !== undefined) validateKeyPrefix(options.keyPrefix);
-  if (options.store !== undefined && options.redis !== undefined) {
-    throw new LockConfigurationError('store', options.store, 'give either "store" or "redis", not both');
+  const given = (['store', 'redis', 'redlock'] as const).filter((name) => options[name] !== undefined);
+  if (given.length > 1) {
+    throw new LockConfigurationError(
+      given[1],
+      options[given[1]],
+      `give one of "store", "redis" or "redlock", not both "${given[0]}" and "${given[1]}"`,
+    );
   }
   if (options.store !== undefined) {
     if (!isStore(options.store))
@@ -32,6 +38,12 @@ export function createStore(options: LockModuleOptions): CreatedStore {
     releaseNotices: options.releaseNotices,
     handoffWindow: options.handoffWindow,
   };
+  if (options.redlock !== undefined) {
+    if (typeof options.redlock !== 'object' || options.redlock === null) {
+      throw new LockConfigurationError('redlock', options.redlock, 'expected { nodes: [...] }');
+    }
+    return { store: new RedlockStore({ ...options.redlock, ...shared }), owned: true, local: false };
+  }
   const redis = options.redis;
   if (redis === undefined) return { store: new MemoryLockStore(), owned: true, local: true };
   if (isClient(redis)) return { store: new RedisLockStore({ client: redis, ...shared }), owned: true, local: false };

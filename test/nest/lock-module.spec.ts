@@ -9,10 +9,11 @@ import {
   LockStoreError,
   MemoryLockStore,
   RedisLockStore,
+  RedlockStore,
   type LockModuleOptions,
 } from '../../lib/index.js';
 import { LOCK_MODULE_OPTIONS } from '../../lib/lock.module-definition.js';
-import { freePort } from '../support/redis-server.js';
+import { freePort, startRedisServer } from '../support/redis-server.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 @Injectable()
@@ -123,7 +124,16 @@ describe('LockModule', () => {
     ['an unparsable duration', { ttl: '10 parsecs' }, /"ttl".*"10 parsecs"/],
     ['a key prefix with a brace', { keyPrefix: 'app{1}:' }, /"keyPrefix"/],
     ['a bad redis URL', { redis: 'localhost:6379' }, /"redis"/],
-    ['both store and redis', { store: new MemoryLockStore(), redis: 'redis://127.0.0.1:1' }, /"store".*either/],
+    [
+      'both store and redis',
+      { store: new MemoryLockStore(), redis: 'redis://127.0.0.1:1' },
+      /not both "store" and "redis"/,
+    ],
+    [
+      'a Redlock of two nodes',
+      { redlock: { nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2'] } },
+      /"redlock.nodes".*odd|quorum/,
+    ],
     ['a non-boolean autoRenew', { autoRenew: 'yes' as never }, /"autoRenew"/],
     ['a zero maxKeyLength', { maxKeyLength: 0 }, /"maxKeyLength"/],
     ['a retry factor below 1', { retry: { factor: 0.5 } }, /"retry.factor"/],
@@ -144,6 +154,24 @@ describe('LockModule', () => {
     ]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockStoreError);
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('builds a Redlock store from `redlock: { nodes }` and locks through a quorum of three servers', async () => {
+    const servers = await Promise.all([startRedisServer(), startRedisServer(), startRedisServer()]);
+    try {
+      const app = await boot([
+        LockModule.forRoot({ redlock: { nodes: servers.map((s) => s.url) }, keyPrefix: uniquePrefix() }),
+      ]);
+      const locks = app.get(LockService);
+      expect(locks.store).toBeInstanceOf(RedlockStore);
+      await locks.using('quorum', async () => {
+        expect(await locks.tryAcquire('quorum')).toBeNull();
+      });
+      expect(await locks.isLocked('quorum')).toBe(false);
+      await app.close();
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
   });
 
   it('exposes the options under LOCK_MODULE_OPTIONS for other providers', async () => {
