@@ -3,13 +3,15 @@ import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockStoreError } from './errors/lock-store.error.js';
 import type { LockLostReason } from './errors/lock-lost.error.js';
 import type { LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
-import type { LockState, LockStore } from './interfaces/lock-store.interface.js';
+import type { LockInfo } from './interfaces/lock-info.interface.js';
+import type { LockStore } from './interfaces/lock-store.interface.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { LocalQueue } from './local-queue.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import { Lock, type LeaseController } from './lock.js';
 import { backoffDelay } from './utils/backoff.js';
 import { DEFAULT_MAX_KEY_LENGTH, DEFAULT_SETTINGS, resolveSettings, type LockSettings } from './utils/lock-settings.js';
+import { encodeHolder, toLockInfo } from './utils/lock-holder.js';
 import { newToken } from './utils/token.js';
 import {
   validateInteger,
@@ -212,9 +214,12 @@ export class LockManager {
     return (await this.inspect(key)).held;
   }
 
-  /** What the store knows about `key` (held, remaining lease, last fence); never the token. */
-  async inspect(key: string): Promise<LockState> {
-    return this.store.inspect(validateKey(key, this.maxKeyLength));
+  /**
+   * What the store knows about `key`: whether it is held, the remaining lease, the last fence, and who
+   * holds it (host, pid, label, since when); never the token.
+   */
+  async inspect(key: string): Promise<LockInfo> {
+    return toLockInfo(await this.store.inspect(validateKey(key, this.maxKeyLength)));
   }
 
   /**
@@ -312,7 +317,8 @@ export class LockManager {
     const sentAt = performance.now();
     let result;
     try {
-      result = await this.store.acquire({ key, token, ttl: settings.ttl, fencing: settings.fencing });
+      const holder = encodeHolder(settings.label);
+      result = await this.store.acquire({ key, token, ttl: settings.ttl, fencing: settings.fencing, holder });
     } catch (error) {
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.store.release(key, token).catch(() => undefined);

@@ -18,7 +18,7 @@ export type LockKeySpec =
 
 /** What `@WithLock` recorded about one method. */
 export interface LockedMethodDefinition {
-  /** `Class.method`, for messages. */
+  /** `Class.method`, for messages and as the holder's label in `inspect()`. */
   readonly label: string;
   readonly key: LockKeySpec;
   readonly options: LockOptions;
@@ -105,7 +105,11 @@ export class LockedMethod {
 
   private settingsFor(service: LockManager): LockSettings {
     let settings = this.settingsByService.get(service);
-    if (!settings) this.settingsByService.set(service, (settings = service.resolve(this.definition.options)));
+    if (!settings) {
+      // the holder shows up in inspect() as Class.method unless the options name it otherwise
+      settings = service.resolve({ label: this.definition.label, ...this.definition.options });
+      this.settingsByService.set(service, settings);
+    }
     return settings;
   }
 }

@@ -6,5 +6,6 @@ export type {
   LockStore,
   ReleaseWatch,
 } from './lock-store.interface.js';
+export type { LockHolder, LockInfo } from './lock-info.interface.js';
 export type { LockDefaults, LockLogger, LockOptions } from './lock-options.interface.js';
 export type { LockModuleOptions } from './lock-module-options.interface.js';

@@ -13,6 +13,11 @@ export interface LockOptions {
   readonly autoRenew?: boolean;
   /** Grant a fence (a number that grows with every grant of this resource) with the lease. @default false */
   readonly fencing?: boolean;
+  /**
+   * Names the holder in `inspect()` (with host, pid and time), e.g. `'BillingJob.run'`; at most 256
+   * characters. @default `Class.method` for `@WithLock`, none for direct calls
+   */
+  readonly label?: string;
 }
 
 /** Defaults shared by every acquisition of one manager or module. */

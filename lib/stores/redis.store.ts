@@ -73,9 +73,9 @@ export class RedisLockStore implements LockStore {
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
-    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner];
+    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? ''];
     const reply = await this.run('acquire', request.key, keys, () =>
-      runScript(this.client, ACQUIRE, [keys.lock, keys.fence], args),
+      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.holder], args),
     );
     const [granted, value] = reply as [number, number];
     if (granted === 1) return request.fencing ? { acquired: true, fence: value } : { acquired: true };
@@ -86,22 +86,26 @@ export class RedisLockStore implements LockStore {
     const keys = this.keysOf(key);
     const ownListeners = this.subscriber?.isListening(keys.channel) ? 1 : 0;
     const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
-    const reply = await this.run('release', key, keys, () => runScript(this.client, RELEASE, [keys.lock], args));
+    const reply = await this.run('release', key, keys, () =>
+      runScript(this.client, RELEASE, [keys.lock, keys.holder], args),
+    );
     return reply === 1;
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const keys = this.keysOf(key);
-    const reply = await this.run('extend', key, keys, () => runScript(this.client, EXTEND, [keys.lock], [token, ttl]));
+    const reply = await this.run('extend', key, keys, () =>
+      runScript(this.client, EXTEND, [keys.lock, keys.holder], [token, ttl]),
+    );
     return reply === 1;
   }
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     if (renewals.length === 0) return [];
-    const calls = renewals.map((renewal) => ({
-      keys: [this.keysOf(renewal.key).lock],
-      args: [renewal.token, renewal.ttl],
-    }));
+    const calls = renewals.map((renewal) => {
+      const keys = this.keysOf(renewal.key);
+      return { keys: [keys.lock, keys.holder], args: [renewal.token, renewal.ttl] };
+    });
     let replies: unknown[];
     try {
       replies = await runScriptBatch(this.client, EXTEND, calls);
@@ -119,18 +123,25 @@ export class RedisLockStore implements LockStore {
   async inspect(key: string): Promise<LockState> {
     const keys = this.keysOf(key);
     const replies = await this.run('inspect', key, keys, async () => {
-      const results = await this.client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
+      const results = await this.client
+        .pipeline()
+        .get(keys.lock)
+        .pttl(keys.lock)
+        .get(keys.fence)
+        .get(keys.holder)
+        .exec();
       return (results ?? []).map(([error, value]) => {
         if (error) throw error;
         return value;
       });
     });
-    const [holder, pttl, fence] = replies as [string | null, number, string | null];
-    const held = holder !== null && !holder.startsWith('~');
+    const [current, pttl, fence, holder] = replies as [string | null, number, string | null, string | null];
+    const held = current !== null && !current.startsWith('~');
     return {
       held,
       ...(held && pttl >= 0 ? { remainingTtl: pttl } : {}),
       ...(fence !== null ? { fence: Number(fence) } : {}),
+      ...(held && holder !== null ? { holder } : {}),
     };
   }
 

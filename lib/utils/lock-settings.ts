@@ -2,7 +2,7 @@ import type { LockDefaults, LockOptions } from '../interfaces/lock-options.inter
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { BackoffOptions } from './backoff.js';
 import { toMilliseconds } from './duration.js';
-import { validateBoolean, validateInteger } from './validate-options.js';
+import { validateBoolean, validateInteger, validateText } from './validate-options.js';
 
 /** Options of one acquisition with every default filled in and every value checked. */
 export interface LockSettings {
@@ -11,6 +11,8 @@ export interface LockSettings {
   readonly retry: BackoffOptions;
   readonly autoRenew: boolean;
   readonly fencing: boolean;
+  /** Names the holder in `inspect()`; set per call or by `@WithLock`. */
+  readonly label?: string;
 }
 
 /** The built-in defaults, frozen. */
@@ -25,6 +27,9 @@ export const DEFAULT_SETTINGS: LockSettings = Object.freeze({
 /** @default 1024 */
 export const DEFAULT_MAX_KEY_LENGTH = 1024;
 
+/** Longest `label`, in characters. */
+export const MAX_LABEL_LENGTH = 256;
+
 /**
  * Merges `options` over `base` and validates the result, so bad values fail with a
  * `LockConfigurationError` that names the option (at bootstrap for module and decorator options).
@@ -38,12 +43,15 @@ export function resolveSettings(
   if (typeof options !== 'object' || Array.isArray(options)) return validateObject(scope || 'options', options);
   const name = (field: string): string => (scope ? `${scope}.${field}` : field);
   const retry = options.retry === undefined ? base.retry : resolveRetry(base.retry, options.retry, name('retry'));
+  const given = (options as LockOptions).label;
+  const label = given === undefined ? base.label : validateText(name('label'), given, MAX_LABEL_LENGTH);
   return {
     ttl: options.ttl === undefined ? base.ttl : toMilliseconds(options.ttl, name('ttl')),
     wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), true),
     retry,
     autoRenew: options.autoRenew === undefined ? base.autoRenew : validateBoolean(name('autoRenew'), options.autoRenew),
     fencing: options.fencing === undefined ? base.fencing : validateBoolean(name('fencing'), options.fencing),
+    ...(label === undefined ? {} : { label }),
   };
 }
 

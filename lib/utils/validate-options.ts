@@ -89,3 +89,11 @@ export function validateBoolean(option: string, value: unknown): boolean {
   if (typeof value !== 'boolean') throw new LockConfigurationError(option, value, 'expected true or false');
   return value;
 }
+
+/** Checks a short text option: a non-empty string of at most `maxLength` characters. */
+export function validateText(option: string, value: unknown, maxLength: number): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
+    throw new LockConfigurationError(option, value, `expected a non-empty string of at most ${maxLength} characters`);
+  }
+  return value;
+}
