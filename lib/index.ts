@@ -3,6 +3,22 @@ export * from './decorators/index.js';
 export type * from './interfaces/index.js';
 export { Lock } from './lock.js';
 export { LockManager, type LockManagerOptions } from './lock-manager.js';
+export type {
+  LockAcquiredEvent,
+  LockContendedEvent,
+  LockEventBase,
+  LockEventListener,
+  LockEventMap,
+  LockEventName,
+  LockExtendedEvent,
+  LockLostEvent,
+  LockReleasedEvent,
+  LockRenewedEvent,
+  LockSkippedEvent,
+  LockStoreErrorEvent,
+  LockStoreOperation,
+  LockWaitedEvent,
+} from './lock-events.js';
 export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';

@@ -101,6 +101,8 @@ describe('resolveSettings', () => {
     ['label: ""', { label: '' }, 'label'],
     ['label: 42', { label: 42 }, 'label'],
     ['a label of 257 characters', { label: 'x'.repeat(257) }, 'label'],
+    ['metricKey: ""', { metricKey: '' }, 'metricKey'],
+    ['metricKey: null', { metricKey: null }, 'metricKey'],
   ])('refuses %s with a LockConfigurationError naming the option', (_label, options, option) => {
     const error = refusal(options);
     expect(error.option).toBe(option);

@@ -13,6 +13,8 @@ export interface LockSettings {
   readonly fencing: boolean;
   /** Names the holder in `inspect()`; set per call or by `@WithLock`. */
   readonly label?: string;
+  /** The bounded name of the key in events, metrics and spans; set per call or by `@WithLock`. */
+  readonly metricKey?: string;
 }
 
 /** The built-in defaults, frozen. */
@@ -27,7 +29,7 @@ export const DEFAULT_SETTINGS: LockSettings = Object.freeze({
 /** @default 1024 */
 export const DEFAULT_MAX_KEY_LENGTH = 1024;
 
-/** Longest `label`, in characters. */
+/** Longest `label` or `metricKey`, in characters. */
 export const MAX_LABEL_LENGTH = 256;
 
 /**
@@ -43,8 +45,8 @@ export function resolveSettings(
   if (typeof options !== 'object' || Array.isArray(options)) return validateObject(scope || 'options', options);
   const name = (field: string): string => (scope ? `${scope}.${field}` : field);
   const retry = options.retry === undefined ? base.retry : resolveRetry(base.retry, options.retry, name('retry'));
-  const given = (options as LockOptions).label;
-  const label = given === undefined ? base.label : validateText(name('label'), given, MAX_LABEL_LENGTH);
+  const label = resolveText(base.label, (options as LockOptions).label, name('label'));
+  const metricKey = resolveText(base.metricKey, (options as LockOptions).metricKey, name('metricKey'));
   return {
     ttl: options.ttl === undefined ? base.ttl : toMilliseconds(options.ttl, name('ttl')),
     wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), true),
@@ -52,7 +54,12 @@ export function resolveSettings(
     autoRenew: options.autoRenew === undefined ? base.autoRenew : validateBoolean(name('autoRenew'), options.autoRenew),
     fencing: options.fencing === undefined ? base.fencing : validateBoolean(name('fencing'), options.fencing),
     ...(label === undefined ? {} : { label }),
+    ...(metricKey === undefined ? {} : { metricKey }),
   };
+}
+
+function resolveText(base: string | undefined, given: unknown, option: string): string | undefined {
+  return given === undefined ? base : validateText(option, given, MAX_LABEL_LENGTH);
 }
 
 function resolveRetry(base: BackoffOptions, retry: Partial<BackoffOptions>, scope: string): BackoffOptions {
