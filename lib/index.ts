@@ -25,6 +25,12 @@ export { LockService } from './lock.service.js';
 export { LockInterceptor } from './lock.interceptor.js';
 export type { LockKeySpec } from './locked-method.js';
 export { MemoryLockStore } from './stores/memory.store.js';
+export {
+  LOCK_INSTRUMENTATION_SCOPE,
+  LOCK_METRICS,
+  LockTelemetry,
+  type InstrumentableLocks,
+} from './telemetry/lock-telemetry.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';

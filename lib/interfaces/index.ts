@@ -9,3 +9,4 @@ export type {
 export type { LockHolder, LockInfo } from './lock-info.interface.js';
 export type { LockDefaults, LockLogger, LockOptions } from './lock-options.interface.js';
 export type { LockModuleOptions } from './lock-module-options.interface.js';
+export type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
