@@ -24,6 +24,12 @@ export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-defini
 export { LockService } from './lock.service.js';
 export { LockInterceptor } from './lock.interceptor.js';
 export type { LockKeySpec } from './locked-method.js';
+export {
+  checkLockStore,
+  DEFAULT_HEALTH_TIMEOUT,
+  type LockStoreCheckOptions,
+  type LockStoreStatus,
+} from './health/check-lock-store.js';
 export { MemoryLockStore } from './stores/memory.store.js';
 export {
   LOCK_INSTRUMENTATION_SCOPE,

@@ -4,6 +4,7 @@ export type {
   LeaseRenewal,
   LockState,
   LockStore,
+  LockStoreHealth,
   ReleaseWatch,
 } from './lock-store.interface.js';
 export type { LockHolder, LockInfo } from './lock-info.interface.js';

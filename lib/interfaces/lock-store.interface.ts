@@ -54,6 +54,14 @@ export interface ReleaseWatch {
   close(): void;
 }
 
+/** What a store tells a health check about itself (see `LockStore.health`). */
+export interface LockStoreHealth {
+  /** Whether the store's scripts are cached on the server(s); absent for a store that runs none. */
+  readonly scriptsLoaded?: boolean;
+  /** How many scripts the check had to load again (the server had forgotten them: restart, flush, failover). */
+  readonly scriptsReloaded?: number;
+}
+
 /**
  * The storage contract every lock store fulfils (Redis, Redis Cluster, Redlock, memory).
  * Implementations answer contention with results, and failures of the store with `LockStoreError`.
@@ -73,6 +81,12 @@ export interface LockStore {
   watch(key: string): Promise<ReleaseWatch>;
   /** Checks the store works (connection, permissions, scripts) and fails with a clear error if not. */
   verify?(): Promise<void>;
+  /**
+   * A cheap check for health probes, in about one round trip: the store answers, and its scripts are
+   * cached (loaded again if the server forgot them). Fails with `LockStoreError` when it cannot. Optional:
+   * without it, health checks read a key instead.
+   */
+  health?(): Promise<LockStoreHealth>;
   /** Frees what the store owns (connections it opened, timers); never a client the user passed in. */
   close(): Promise<void>;
 }

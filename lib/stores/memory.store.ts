@@ -5,6 +5,7 @@ import type {
   LeaseRenewal,
   LockState,
   LockStore,
+  LockStoreHealth,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
 import { NotifiableWatch } from './notifiable-watch.js';
@@ -82,6 +83,11 @@ export class MemoryLockStore implements LockStore {
     });
     watches.add(watch);
     return watch;
+  }
+
+  /** Always healthy: it lives in this process. */
+  async health(): Promise<LockStoreHealth> {
+    return {};
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,7 @@ import type {
   LeaseRenewal,
   LockState,
   LockStore,
+  LockStoreHealth,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
@@ -168,6 +169,33 @@ export class RedisLockStore implements LockStore {
         throw new LockStoreError('load its Lua scripts', undefined, error, detail);
       }
     }
+  }
+
+  /**
+   * Asks every server (each master of a Cluster) which of the scripts it has cached, in one round trip
+   * each, and loads the missing ones again, so the next lock operation needs no resend.
+   * @throws LockStoreError when a server does not answer or may not load scripts
+   */
+  async health(): Promise<LockStoreHealth> {
+    const nodes = isCluster(this.client) ? this.client.nodes('master') : [this.client];
+    let reloaded = 0;
+    try {
+      for (const node of nodes) {
+        const cached = (await node.script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))) as number[];
+        for (const [index, script] of ALL_SCRIPTS.entries()) {
+          if (cached[index] === 1) continue;
+          await node.script('LOAD', script.lua);
+          reloaded++;
+        }
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const detail = /NOPERM/.test(message)
+        ? `the Redis user may not check or load scripts (${message}); grant it +script|exists +script|load`
+        : message;
+      throw new LockStoreError('check its health', undefined, withoutArguments(error), detail);
+    }
+    return { scriptsLoaded: true, ...(reloaded > 0 ? { scriptsReloaded: reloaded } : {}) };
   }
 
   async close(): Promise<void> {
