@@ -3,21 +3,22 @@ export * from './decorators/index.js';
 export type * from './interfaces/index.js';
 export { Lock } from './lock.js';
 export { LockManager, type LockManagerOptions } from './lock-manager.js';
-export type {
-  LockAcquiredEvent,
-  LockContendedEvent,
-  LockEventBase,
-  LockEventListener,
-  LockEventMap,
-  LockEventName,
-  LockExtendedEvent,
-  LockLostEvent,
-  LockReleasedEvent,
-  LockRenewedEvent,
-  LockSkippedEvent,
-  LockStoreErrorEvent,
-  LockStoreOperation,
-  LockWaitedEvent,
+export {
+  LOCK_EVENT_NAMES,
+  type LockAcquiredEvent,
+  type LockContendedEvent,
+  type LockEventBase,
+  type LockEventListener,
+  type LockEventMap,
+  type LockEventName,
+  type LockExtendedEvent,
+  type LockLostEvent,
+  type LockReleasedEvent,
+  type LockRenewedEvent,
+  type LockSkippedEvent,
+  type LockStoreErrorEvent,
+  type LockStoreOperation,
+  type LockWaitedEvent,
 } from './lock-events.js';
 export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
@@ -30,13 +31,13 @@ export {
   type LockStoreCheckOptions,
   type LockStoreStatus,
 } from './health/check-lock-store.js';
-export { MemoryLockStore } from './stores/memory.store.js';
 export {
   LOCK_INSTRUMENTATION_SCOPE,
   LOCK_METRICS,
   LockTelemetry,
   type InstrumentableLocks,
 } from './telemetry/lock-telemetry.js';
+export { MemoryLockStore } from './stores/memory.store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';

@@ -1,5 +1,6 @@
 import type { LockLogger } from './interfaces/lock-options.interface.js';
 import type { LockEventBase, LockEvents, LockStoreOperation } from './lock-events.js';
+import { DIRECT_KEY_TEMPLATE } from './lock-observer.js';
 
 /** Within this many ms, store failures of one operation are logged once and the others counted. */
 export const STORE_ERROR_LOG_INTERVAL = 5000;
@@ -51,7 +52,8 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
 /** The template and label of an event, when they add something to its key. */
 function describe(event: LockEventBase): string {
   const parts: string[] = [];
-  if (event.keyTemplate !== 'direct' && event.keyTemplate !== event.key) parts.push(`template ${event.keyTemplate}`);
+  if (event.keyTemplate !== DIRECT_KEY_TEMPLATE && event.keyTemplate !== event.key)
+    parts.push(`template ${event.keyTemplate}`);
   if (event.label !== undefined) parts.push(`by ${event.label}`);
   return parts.length > 0 ? ` [${parts.join(', ')}]` : '';
 }

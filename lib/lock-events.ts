@@ -76,7 +76,7 @@ export interface LockLostEvent extends LockEventBase {
  */
 export interface LockReleasedEvent extends LockEventBase {
   readonly lock: Lock;
-  /** How long the lease was held, in ms, until the release was asked for. */
+  /** How long the lease was held, in ms, until the store answered the release. */
   readonly holdTime: number;
   /** With `holdAtLeast`: the lease was kept this many more ms instead of being deleted. */
   readonly keptFor?: number;

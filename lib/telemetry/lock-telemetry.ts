@@ -3,6 +3,7 @@ import type { Attributes, Counter, Histogram, ObservableCallback, Observable, Sp
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 import type { LockEventListener, LockEventName, LockStoreErrorEvent } from '../lock-events.js';
 import type { Lock } from '../lock.js';
+import { DIRECT_KEY_TEMPLATE } from '../lock-observer.js';
 import { loadOpenTelemetry, type OpenTelemetryApi } from './load-opentelemetry.js';
 
 /** The instrumentation scope (meter and tracer name) of every metric and span. */
@@ -178,7 +179,10 @@ export class LockTelemetry {
   }
 
   private attributes(event: { key: string; keyTemplate?: string }): Attributes {
-    const attributes: Attributes = { 'lock.key_template': event.keyTemplate ?? 'direct', 'lock.store': this.storeName };
+    const attributes: Attributes = {
+      'lock.key_template': event.keyTemplate ?? DIRECT_KEY_TEMPLATE,
+      'lock.store': this.storeName,
+    };
     if (this.options.resolvedKeys) attributes['lock.key'] = event.key;
     return attributes;
   }
