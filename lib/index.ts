@@ -3,11 +3,40 @@ export * from './decorators/index.js';
 export type * from './interfaces/index.js';
 export { Lock } from './lock.js';
 export { LockManager, type LockManagerOptions } from './lock-manager.js';
+export {
+  LOCK_EVENT_NAMES,
+  type LockAcquiredEvent,
+  type LockContendedEvent,
+  type LockEventBase,
+  type LockEventListener,
+  type LockEventMap,
+  type LockEventName,
+  type LockExtendedEvent,
+  type LockLostEvent,
+  type LockReleasedEvent,
+  type LockRenewedEvent,
+  type LockSkippedEvent,
+  type LockStoreErrorEvent,
+  type LockStoreOperation,
+  type LockWaitedEvent,
+} from './lock-events.js';
 export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';
 export { LockInterceptor } from './lock.interceptor.js';
 export type { LockKeySpec } from './locked-method.js';
+export {
+  checkLockStore,
+  DEFAULT_HEALTH_TIMEOUT,
+  type LockStoreCheckOptions,
+  type LockStoreStatus,
+} from './health/check-lock-store.js';
+export {
+  LOCK_INSTRUMENTATION_SCOPE,
+  LOCK_METRICS,
+  LockTelemetry,
+  type InstrumentableLocks,
+} from './telemetry/lock-telemetry.js';
 export { MemoryLockStore } from './stores/memory.store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock.store.js';

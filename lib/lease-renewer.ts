@@ -18,6 +18,14 @@ const BATCH_SIZE = 500;
 /** Pause before retrying a renewal that met a store error. */
 const RETRY_DELAY = 100;
 
+/** What the scheduler tells about renewals besides losses (for events and metrics). */
+export interface RenewalHooks {
+  /** A lease was renewed. */
+  renewed?(lock: Lock): void;
+  /** A renewal met a store error; it is retried until the lease's validity runs out. */
+  failed?(lock: Lock, error: Error): void;
+}
+
 /**
  * The one renewal scheduler of a store: renews every auto-renewed lease at about a third of its TTL, in
  * pipelined, token-checked batches, and watches every held lease's validity. A lease whose renewal says
@@ -33,6 +41,7 @@ export class LeaseRenewer {
   constructor(
     private readonly store: LockStore,
     private readonly onLost: (lock: Lock, reason: LockLostReason, cause?: unknown) => void,
+    private readonly hooks: RenewalHooks = {},
   ) {}
 
   /** Number of leases being watched. */
@@ -112,10 +121,12 @@ export class LeaseRenewer {
       entry.inFlight = false;
       if (!this.tracked.has(entry.lock)) return;
       const outcome = outcomes[index];
+      if (outcome instanceof Error) this.report(() => this.hooks.failed?.(entry.lock, outcome));
       if (outcome === true) {
         entry.lock.renewed(sentAt, entry.lock.ttl);
         entry.failingSince = undefined;
         entry.dueAt = sentAt + entry.lock.ttl / 3;
+        this.report(() => this.hooks.renewed?.(entry.lock));
       } else if (outcome === false) {
         this.lose(entry, 'taken');
       } else if (now >= entry.lock.validUntil) {
@@ -134,6 +145,15 @@ export class LeaseRenewer {
     // a renewal that is still unanswered or kept failing: the store is the problem, not this process
     if (entry.inFlight || entry.failingSince !== undefined) return 'store-unreachable';
     return 'stalled';
+  }
+
+  /** Runs a hook; a failing one must not stop the scheduler of every other lease. */
+  private report(hook: () => void): void {
+    try {
+      hook();
+    } catch {
+      // reported by the hook's own owner; nothing to do here
+    }
   }
 
   private lose(entry: Tracked, reason: LockLostReason, cause?: unknown): void {

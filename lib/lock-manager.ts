@@ -3,13 +3,18 @@ import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockStoreError } from './errors/lock-store.error.js';
 import type { LockLostReason } from './errors/lock-lost.error.js';
 import type { LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
-import type { LockState, LockStore } from './interfaces/lock-store.interface.js';
+import type { LockInfo } from './interfaces/lock-info.interface.js';
+import type { LockStore } from './interfaces/lock-store.interface.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { LocalQueue } from './local-queue.js';
+import { logLockEvents } from './lock-event-logger.js';
+import { LockEvents, type LockEventListener, type LockEventName } from './lock-events.js';
+import { LockObserver, type AcquireTrace } from './lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import { Lock, type LeaseController } from './lock.js';
 import { backoffDelay } from './utils/backoff.js';
 import { DEFAULT_MAX_KEY_LENGTH, DEFAULT_SETTINGS, resolveSettings, type LockSettings } from './utils/lock-settings.js';
+import { encodeHolder, toLockInfo } from './utils/lock-holder.js';
 import { newToken } from './utils/token.js';
 import {
   validateInteger,
@@ -35,6 +40,8 @@ export interface LockedScopeOptions<C> {
   readonly holdAtLeast?: number;
   /** Called instead of throwing when a key stays held past the wait; its result is the scope's. */
   readonly onContention?: (error: LockNotAcquiredError) => C;
+  /** The key template each key is reported under, when the keys of one scope have different ones. */
+  readonly keyTemplateOf?: (key: string) => string | undefined;
 }
 
 /** How a locked scope treats contention and release. @internal */
@@ -63,6 +70,8 @@ export class LockManager {
   private readonly held = new Map<string, Lock>();
   private readonly controller: LeaseController;
   private readonly closeStore: boolean;
+  private readonly events: LockEvents;
+  private readonly observer: LockObserver;
   private closing?: Promise<void>;
 
   /** @throws LockConfigurationError when an option is invalid */
@@ -78,11 +87,31 @@ export class LockManager {
     );
     this.settings = resolveSettings(DEFAULT_SETTINGS, options);
     this.closeStore = options.closeStore ?? true;
-    this.renewer = new LeaseRenewer(this.store, (lock, reason, cause) => this.onLost(lock, reason, cause));
+    this.events = new LockEvents(this.logger);
+    this.observer = new LockObserver(this.events);
+    if (this.logger) logLockEvents(this.events, this.logger);
+    this.renewer = new LeaseRenewer(this.store, (lock, reason, cause) => this.onLost(lock, reason, cause), {
+      renewed: (lock) => this.observer.renewed(lock),
+      failed: (lock, error) => this.observer.storeError('renew', lock.key, error, lock),
+    });
     this.controller = {
       extend: (lock, ttl) => this.extendLease(lock, ttl),
       release: (lock, keepFor) => this.releaseLease(lock, keepFor),
     };
+  }
+
+  /**
+   * Subscribes to a lock event; returns a function that unsubscribes. Listeners run synchronously, in
+   * the async context of the lock operation; what they throw (or reject with) is logged and never reaches
+   * the operation. Each lease ends with exactly one `released` or `lost`; each `contended` is followed
+   * by one `waited` (unless the store fails: `store-error`).
+   * @example
+   * ```ts
+   * const off = locks.on('lost', ({ key, reason }) => metrics.alert(`lock ${key} lost: ${reason}`));
+   * ```
+   */
+  on<E extends LockEventName>(event: E, listener: LockEventListener<E>): () => void {
+    return this.events.on(event, listener);
   }
 
   /** The module-wide defaults with `options` applied and checked. */
@@ -101,7 +130,7 @@ export class LockManager {
 
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const attempt = await this.acquireWithPolicy(validateKey(key, this.maxKeyLength), settings);
+    const attempt = await this.acquireObserved(validateKey(key, this.maxKeyLength), settings);
     if ('lock' in attempt) return attempt.lock;
     throw new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started);
   }
@@ -113,7 +142,7 @@ export class LockManager {
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
     const settings = { ...this.settingsOf(options, false), wait: 0 };
-    const attempt = await this.acquireWithPolicy(validateKey(key, this.maxKeyLength), settings);
+    const attempt = await this.acquireObserved(validateKey(key, this.maxKeyLength), settings);
     return 'lock' in attempt ? attempt.lock : null;
   }
 
@@ -151,7 +180,7 @@ export class LockManager {
     const started = performance.now();
     let acquired;
     try {
-      acquired = await this.acquireAll([...new Set(keys)], settings);
+      acquired = await this.acquireAll([...new Set(keys)], settings, scope.keyTemplateOf);
     } catch (error) {
       if (scope.onContention && error instanceof LockNotAcquiredError) return scope.onContention(error);
       throw error;
@@ -165,16 +194,20 @@ export class LockManager {
     }
   }
 
-  /** Logs (at debug) a call skipped because its lock was busy. @internal */
-  reportSkip(label: string, error: LockNotAcquiredError): void {
-    this.logger?.debug?.(`Skipped ${label}: ${error.message}`);
+  /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */
+  reportSkip(label: string, error: LockNotAcquiredError, keyTemplate?: string): void {
+    this.observer.skipped(label, error, keyTemplate);
   }
 
   /**
    * Takes every key in a stable order (so two callers never deadlock on each other), reusing what this
    * flow already holds; on any failure releases what it took and rethrows.
    */
-  private async acquireAll(keys: readonly string[], settings: LockSettings): Promise<{ locks: Lock[]; taken: Lock[] }> {
+  private async acquireAll(
+    keys: readonly string[],
+    settings: LockSettings,
+    keyTemplateOf?: (key: string) => string | undefined,
+  ): Promise<{ locks: Lock[]; taken: Lock[] }> {
     const byKey = new Map<string, Lock>();
     const taken: Lock[] = [];
     try {
@@ -184,7 +217,11 @@ export class LockManager {
           byKey.set(key, reentrant);
           continue;
         }
-        const lock = await this.acquireWith(key, settings);
+        const template = keyTemplateOf?.(key);
+        const lock = await this.acquireWith(
+          key,
+          template === undefined ? settings : { ...settings, metricKey: template },
+        );
         byKey.set(key, lock);
         taken.push(lock);
       }
@@ -199,10 +236,8 @@ export class LockManager {
   async releaseAll(locks: readonly Lock[], keepFor?: number): Promise<void> {
     await Promise.all(
       locks.map((lock) =>
-        lock.release(keepFor).catch((error: unknown) => {
-          this.logger?.error(`Could not release lock "${lock.key}"; it will expire by its TTL: ${String(error)}`);
-          return false;
-        }),
+        // a failed release was reported (and logged) as a store-error event; the lease ends by its TTL
+        lock.release(keepFor).catch(() => false),
       ),
     );
   }
@@ -212,9 +247,18 @@ export class LockManager {
     return (await this.inspect(key)).held;
   }
 
-  /** What the store knows about `key` (held, remaining lease, last fence); never the token. */
-  async inspect(key: string): Promise<LockState> {
-    return this.store.inspect(validateKey(key, this.maxKeyLength));
+  /**
+   * What the store knows about `key`: whether it is held, the remaining lease, the last fence, and who
+   * holds it (host, pid, label, since when); never the token.
+   */
+  async inspect(key: string): Promise<LockInfo> {
+    const valid = validateKey(key, this.maxKeyLength);
+    try {
+      return toLockInfo(await this.store.inspect(valid));
+    } catch (error) {
+      this.observer.storeError('inspect', valid, error);
+      throw error;
+    }
   }
 
   /**
@@ -255,19 +299,36 @@ export class LockManager {
     return settings;
   }
 
-  private async acquireWithPolicy(key: string, settings: LockSettings): Promise<Attempt> {
+  /** Acquires with the wait policy and reports the acquisition as events. */
+  private async acquireObserved(key: string, settings: LockSettings): Promise<Attempt> {
+    const trace = this.observer.start(key, settings);
+    let attempt: Attempt;
+    try {
+      attempt = await this.acquireWithPolicy(key, settings, trace);
+    } catch (error) {
+      this.observer.failed(trace, error);
+      throw error;
+    }
+    this.observer.finished(trace, 'lock' in attempt ? attempt.lock : undefined);
+    return attempt;
+  }
+
+  private async acquireWithPolicy(key: string, settings: LockSettings, trace: AcquireTrace): Promise<Attempt> {
     const token = newToken();
     const deadline = performance.now() + settings.wait;
     let queue = this.queues.get(key);
     if (!queue) {
-      const first = await this.attempt(key, token, settings);
-      if ('lock' in first || settings.wait === 0) return first;
+      const first = await this.attempt(key, token, settings, trace);
+      if ('lock' in first) return first;
+      this.observer.contended(trace, first.remainingTtl);
+      if (settings.wait === 0) return first;
       queue = this.queues.get(key);
       if (!queue) this.queues.set(key, (queue = new LocalQueue()));
-    } else if (settings.wait === 0) {
-      return { remainingTtl: this.held.get(key)?.remainingTime };
+    } else {
+      this.observer.contended(trace, this.held.get(key)?.remainingTime);
+      if (settings.wait === 0) return { remainingTtl: this.held.get(key)?.remainingTime };
     }
-    return this.waitInQueue(key, token, settings, deadline, queue);
+    return this.waitInQueue(key, token, settings, deadline, queue, trace);
   }
 
   private async waitInQueue(
@@ -276,6 +337,7 @@ export class LockManager {
     settings: LockSettings,
     deadline: number,
     queue: LocalQueue,
+    trace: AcquireTrace,
   ): Promise<Attempt> {
     const waiter = queue.enter();
     let last: Attempt = { remainingTtl: undefined };
@@ -286,7 +348,7 @@ export class LockManager {
       for (let round = 0; ; round++) {
         const local = this.held.get(key);
         if (!local) {
-          last = await this.attempt(key, token, settings);
+          last = await this.attempt(key, token, settings, trace);
           if ('lock' in last) return last;
         }
         const remaining = deadline - performance.now();
@@ -308,11 +370,13 @@ export class LockManager {
     }
   }
 
-  private async attempt(key: string, token: string, settings: LockSettings): Promise<Attempt> {
+  private async attempt(key: string, token: string, settings: LockSettings, trace: AcquireTrace): Promise<Attempt> {
+    trace.attempts++;
     const sentAt = performance.now();
     let result;
     try {
-      result = await this.store.acquire({ key, token, ttl: settings.ttl, fencing: settings.fencing });
+      const holder = encodeHolder(settings.label);
+      result = await this.store.acquire({ key, token, ttl: settings.ttl, fencing: settings.fencing, holder });
     } catch (error) {
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.store.release(key, token).catch(() => undefined);
@@ -331,33 +395,47 @@ export class LockManager {
     try {
       extended = await this.store.extend(lock.key, lock.token, ttl);
     } catch (error) {
-      throw error instanceof LockStoreError ? error : new LockStoreError('extend', lock.key, error);
+      const failure = error instanceof LockStoreError ? error : new LockStoreError('extend', lock.key, error);
+      this.observer.storeError('extend', lock.key, failure, lock);
+      throw failure;
     }
     if (!extended) {
       const lost = this.onLost(lock, 'taken');
       throw lost ?? (lock.signal.reason as Error);
     }
     lock.renewed(sentAt, ttl);
+    this.observer.extended(lock, ttl);
   }
 
   private async releaseLease(lock: Lock, keepFor?: number): Promise<boolean> {
     this.renewer.remove(lock);
     if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    const keptFor = keepFor !== undefined && keepFor > 0 ? keepFor : undefined;
+    let released: boolean;
     try {
-      if (keepFor !== undefined && keepFor > 0) return await this.store.extend(lock.key, lock.token, keepFor);
-      return await this.store.release(lock.key, lock.token);
+      released =
+        keptFor === undefined
+          ? await this.store.release(lock.key, lock.token)
+          : await this.store.extend(lock.key, lock.token, keptFor);
     } catch (error) {
-      throw error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
+      const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
+      this.observer.storeError('release', lock.key, failure, lock);
+      this.observer.released(lock);
+      throw failure;
     } finally {
       this.queues.get(lock.key)?.wake();
     }
+    // the store no longer had our token: the lease had ended before its holder was done with it
+    if (!released) this.observer.lost(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
+    else this.observer.released(lock, keptFor);
+    return released;
   }
 
   private onLost(lock: Lock, reason: LockLostReason, cause?: unknown) {
     this.renewer.remove(lock);
     if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
     const error = lock.lose(reason, cause);
-    if (error && reason !== 'shutdown') this.logger?.warn(error.message);
+    if (error && reason !== 'shutdown') this.observer.lost(lock, reason, error);
     this.queues.get(lock.key)?.wake();
     return error;
   }

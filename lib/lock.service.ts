@@ -2,22 +2,29 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type BeforeApplicationShutdown,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
+import { findNestEventEmitter, forwardLockEvents } from './lock-event-forwarder.js';
 import { LockManager } from './lock-manager.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import { registerService, unregisterService } from './lock-registry.js';
 import { createStore } from './utils/create-store.js';
-import { validateBoolean } from './utils/validate-options.js';
+import { LockTelemetry } from './telemetry/lock-telemetry.js';
+import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
+import { validateBoolean, validateTelemetry } from './utils/validate-options.js';
 
 /**
- * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect` and
- * `current` (see {@link LockManager}). Provided by `LockModule`; it checks the store at startup, serves
- * `@WithLock` methods, and on shutdown stops renewals, releases every held lease, then closes what the
- * module created (never a client or store you passed in).
+ * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect`,
+ * `current` and `on` (see {@link LockManager}). Provided by `LockModule`; it checks the store at startup,
+ * serves `@WithLock` methods, re-emits lock events as Nest events (`lock.acquired`, ...) when
+ * `@nestjs/event-emitter` is set up, records OpenTelemetry metrics and spans when `@opentelemetry/api` is
+ * installed (see {@link LockTelemetry}), and on shutdown stops renewals, releases every held lease, then closes
+ * what the module created (never a client or store you passed in).
  *
  * @example
  * ```ts
@@ -32,9 +39,14 @@ import { validateBoolean } from './utils/validate-options.js';
 export class LockService extends LockManager implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly localOnly: boolean;
   private readonly verifyOnStartup: boolean;
+  private readonly telemetry: LockTelemetryOptions | false;
+  private readonly detach: Array<() => void> = [];
 
   /** @throws LockConfigurationError when an option is invalid (at bootstrap) */
-  constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions) {
+  constructor(
+    @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions,
+    @Optional() private readonly moduleRef?: ModuleRef,
+  ) {
     const created = createStore(options ?? {});
     super({
       ...options,
@@ -44,6 +56,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     });
     this.localOnly = created.local;
     this.verifyOnStartup = validateBoolean('verifyOnStartup', options?.verifyOnStartup ?? true);
+    this.telemetry = validateTelemetry(options?.telemetry);
   }
 
   /** Checks the store and makes the service available to `@WithLock` methods. */
@@ -60,6 +73,10 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
         throw error;
       }
     }
+    const emitter = this.moduleRef && (await findNestEventEmitter(this.moduleRef));
+    if (emitter) this.detach.push(forwardLockEvents(this, emitter));
+    const telemetry = this.telemetry && (await LockTelemetry.attach(this, this.telemetry));
+    if (telemetry) this.detach.push(() => telemetry.detach());
     registerService(this);
   }
 
@@ -73,5 +90,6 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
   async onApplicationShutdown(): Promise<void> {
     unregisterService(this);
     await this.close();
+    for (const detach of this.detach.splice(0)) detach();
   }
 }

@@ -4,7 +4,7 @@ import type { LockOptions } from './interfaces/lock-options.interface.js';
 import type { LockManager } from './lock-manager.js';
 import { currentRequest } from './lock-request-context.js';
 import { KeyTemplate } from './utils/key-template.js';
-import type { LockSettings } from './utils/lock-settings.js';
+import { MAX_LABEL_LENGTH, type LockSettings } from './utils/lock-settings.js';
 
 /**
  * The key(s) of a `@WithLock` method: a template, an array of templates, or a function that receives
@@ -18,7 +18,7 @@ export type LockKeySpec =
 
 /** What `@WithLock` recorded about one method. */
 export interface LockedMethodDefinition {
-  /** `Class.method`, for messages. */
+  /** `Class.method`, for messages and as the holder's label in `inspect()`. */
   readonly label: string;
   readonly key: LockKeySpec;
   readonly options: LockOptions;
@@ -75,16 +75,28 @@ export class LockedMethod {
   ): Promise<T | undefined> {
     const keys = this.keysFor(instance, args);
     const settings = this.settingsFor(service);
+    const keyTemplateOf = settings.metricKey === undefined ? this.keyTemplates(keys) : undefined;
     return service.runLocked(keys, settings, call, {
       holdAtLeast: this.definition.holdAtLeast,
+      keyTemplateOf,
       onContention:
         this.definition.onContention === 'skip'
           ? (error) => {
-              service.reportSkip(this.definition.label, error);
+              service.reportSkip(this.definition.label, error, keyTemplateOf?.(error.key) ?? settings.metricKey);
               return undefined;
             }
           : undefined,
     });
+  }
+
+  /**
+   * The name each key is reported under in events, metrics and spans: the template it came from. A single
+   * template is in the settings already; a key function has none, so its keys go by `Class.method`.
+   */
+  private keyTemplates(keys: readonly string[]): ((key: string) => string | undefined) | undefined {
+    const templates = this.templates;
+    if (!templates || templates.length < 2) return undefined;
+    return (key) => templates[keys.indexOf(key)]?.template;
   }
 
   private keysFor(instance: unknown, args: unknown[]): string[] {
@@ -105,7 +117,18 @@ export class LockedMethod {
 
   private settingsFor(service: LockManager): LockSettings {
     let settings = this.settingsByService.get(service);
-    if (!settings) this.settingsByService.set(service, (settings = service.resolve(this.definition.options)));
+    if (!settings) {
+      // the holder shows up in inspect() as Class.method and in metrics by its key template, unless the
+      // options name them otherwise
+      const { label } = this.definition;
+      const metricKey = this.templates ? (this.templates.length === 1 ? this.templates[0].template : undefined) : label;
+      settings = service.resolve({
+        label: label.slice(0, MAX_LABEL_LENGTH),
+        ...(metricKey === undefined ? {} : { metricKey: metricKey.slice(0, MAX_LABEL_LENGTH) }),
+        ...this.definition.options,
+      });
+      this.settingsByService.set(service, settings);
+    }
     return settings;
   }
 }

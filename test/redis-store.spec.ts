@@ -12,6 +12,7 @@ import { clockDrift, type Lock } from '../lib/lock.js';
 import { LockManager, type LockManagerOptions } from '../lib/lock-manager.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../lib/stores/redis.store.js';
 import { ACQUIRE, ALL_SCRIPTS } from '../lib/stores/scripts.js';
+import { encodeHolder } from '../lib/utils/lock-holder.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { newToken } from '../lib/utils/token.js';
 import { ADVERSARIAL_KEYS } from './contract/lock-store.contract.js';
@@ -321,8 +322,20 @@ describe('RedisLockStore acquire cost', () => {
     await manager.inspect('warm-up');
     await admin.script('LOAD', ACQUIRE.lua);
     // commands run inside a script are counted in commandstats too: measure one bare EVALSHA of it first
+    const holder = encodeHolder('Bare.call');
     const bare = await commandsDuring(() =>
-      admin.evalsha(ACQUIRE.sha, 2, 'bare:{free}', 'bare:{free}:fence', newToken(), 10_000, '1', 'someone'),
+      admin.evalsha(
+        ACQUIRE.sha,
+        3,
+        'bare:{free}',
+        'bare:{free}:fence',
+        'bare:{free}:holder',
+        newToken(),
+        10_000,
+        '1',
+        'someone',
+        holder,
+      ),
     );
     expect(bare.evalsha).toBe(1);
 
@@ -341,9 +354,9 @@ describe('RedisLockStore acquire cost', () => {
     const lock = await holder.acquire('busy', { ttl: 10_000 });
     await admin.script('LOAD', ACQUIRE.lua);
     await contender.inspect('warm-up');
-    const { lock: lockKey, fence } = names('busy');
+    const { lock: lockKey, fence, holder: holderKey } = names('busy');
     const bare = await commandsDuring(() =>
-      admin.evalsha(ACQUIRE.sha, 2, lockKey, fence, newToken(), 10_000, '0', 'x'),
+      admin.evalsha(ACQUIRE.sha, 3, lockKey, fence, holderKey, newToken(), 10_000, '0', 'x', encodeHolder(undefined)),
     );
 
     const used = await commandsDuring(async () => {
@@ -376,7 +389,7 @@ describe('RedisLockStore acquire cost', () => {
 
 describe('RedisLockStore keys', () => {
   it.each(ADVERSARIAL_KEYS.map((key) => [JSON.stringify(key).slice(0, 24), key]))(
-    'keeps the lock, fence and release channel of %s in one cluster hash slot',
+    'keeps the lock, fence, holder and release channel of %s in one cluster hash slot',
     async (_label, key) => {
       const store = redisStore();
       const listener = connect();
@@ -384,9 +397,9 @@ describe('RedisLockStore keys', () => {
       const heard = new Promise<string>((resolve) => listener.on('pmessage', (_pattern, channel) => resolve(channel)));
       await listener.psubscribe(`${PREFIX}*`);
       const token = newToken();
-      expect((await store.acquire({ key, token, ttl: 10_000, fencing: true })).acquired).toBe(true);
+      expect((await store.acquire({ key, token, ttl: 10_000, fencing: true, holder: '{}' })).acquired).toBe(true);
       const written = await admin.keys(`${PREFIX}*`);
-      expect(written).toHaveLength(2);
+      expect(written).toHaveLength(3);
       expect(await store.release(key, token)).toBe(true);
       const channel = await heard;
       expect(new Set([...written, channel].map((name) => calculateSlot(name))).size).toBe(1);

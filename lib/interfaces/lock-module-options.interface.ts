@@ -2,6 +2,7 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
 import type { RedlockStoreOptions } from '../stores/redlock.store.js';
+import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
 
 /**
  * Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis`, `redlock` or `store`; with neither,
@@ -35,4 +36,10 @@ export interface LockModuleOptions extends LockDefaults {
   readonly interceptor?: boolean;
   /** Where lost leases and store failures are reported. @default Nest's `Logger` with context 'LockModule' */
   readonly logger?: LockLogger;
+  /**
+   * OpenTelemetry metrics and spans through `@opentelemetry/api`, when the application has it (and an
+   * SDK) installed; `false` turns them off. Register the SDK's providers before the application starts.
+   * @default true
+   */
+  readonly telemetry?: boolean | LockTelemetryOptions;
 }

@@ -13,6 +13,17 @@ export interface LockOptions {
   readonly autoRenew?: boolean;
   /** Grant a fence (a number that grows with every grant of this resource) with the lease. @default false */
   readonly fencing?: boolean;
+  /**
+   * Names the holder in `inspect()` (with host, pid and time), e.g. `'BillingJob.run'`; at most 256
+   * characters. @default `Class.method` for `@WithLock`, none for direct calls
+   */
+  readonly label?: string;
+  /**
+   * The bounded name this lock is reported under in events, metrics and spans (`keyTemplate`,
+   * `lock.key_template`), e.g. `'invoice:<id>'`; keep the set of values small. At most 256 characters.
+   * @default the key template for `@WithLock`, `'direct'` for direct calls
+   */
+  readonly metricKey?: string;
 }
 
 /** Defaults shared by every acquisition of one manager or module. */

@@ -8,6 +8,13 @@ export interface AcquireRequest {
   readonly ttl: number;
   /** Whether to increment and return the resource's fence counter with the grant. */
   readonly fencing: boolean;
+  /**
+   * Who takes the lease (a short JSON text made by the manager: host, pid, label, time; never the token).
+   * The store keeps it beside the lease in the same atomic grant, with the same expiry, refreshes it when
+   * the lease is extended, deletes it when the lease is released, and returns it from `inspect` while the
+   * lease is held. Without it, the store keeps no holder for this grant (and drops any left over).
+   */
+  readonly holder?: string;
 }
 
 /** The answer to an acquire: a grant (with its fence when asked), or the holder's remaining lease. */
@@ -33,6 +40,8 @@ export interface LockState {
   readonly remainingTtl?: number;
   /** The last fence granted for this resource, when fencing has been used on it. */
   readonly fence?: number;
+  /** The `holder` text given with the current lease's acquire, while held (as stored, uninterpreted). */
+  readonly holder?: string;
 }
 
 /** Waits for release notices of one resource; created before the retry it guards so no notice is missed. */
@@ -43,6 +52,14 @@ export interface ReleaseWatch {
   wake(): void;
   /** Stops listening. */
   close(): void;
+}
+
+/** What a store tells a health check about itself (see `LockStore.health`). */
+export interface LockStoreHealth {
+  /** Whether the store's scripts are cached on the server(s); absent for a store that runs none. */
+  readonly scriptsLoaded?: boolean;
+  /** How many scripts the check had to load again (the server had forgotten them: restart, flush, failover). */
+  readonly scriptsReloaded?: number;
 }
 
 /**
@@ -58,12 +75,18 @@ export interface LockStore {
   extend(key: string, token: string, ttl: number): Promise<boolean>;
   /** Renews many leases in one batch; each entry is the outcome of `extend` or the error it met. */
   extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>>;
-  /** Reads the state of a resource. */
+  /** Reads the state of a resource, with the holder record while it is held; never the token. */
   inspect(key: string): Promise<LockState>;
   /** Starts listening for releases of `key`. */
   watch(key: string): Promise<ReleaseWatch>;
   /** Checks the store works (connection, permissions, scripts) and fails with a clear error if not. */
   verify?(): Promise<void>;
+  /**
+   * A cheap check for health probes, in about one round trip: the store answers, and its scripts are
+   * cached (loaded again if the server forgot them). Fails with `LockStoreError` when it cannot. Optional:
+   * without it, health checks read a key instead.
+   */
+  health?(): Promise<LockStoreHealth>;
   /** Frees what the store owns (connections it opened, timers); never a client the user passed in. */
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import type {
   LeaseRenewal,
   LockState,
   LockStore,
+  LockStoreHealth,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
 import { NotifiableWatch } from './notifiable-watch.js';
@@ -13,6 +14,8 @@ interface Lease {
   readonly token: string;
   expiresAt: number;
   timer: NodeJS.Timeout;
+  /** Who holds it, as given at acquire; it lives and dies with the lease. */
+  readonly holder?: string;
 }
 
 /**
@@ -30,10 +33,10 @@ export class MemoryLockStore implements LockStore {
       return { acquired: false, remainingTtl: Math.max(0, Math.ceil(current.expiresAt - performance.now())) };
     }
     if (current) {
-      this.setLease(request.key, request.token, request.ttl);
+      this.setLease(request.key, request.token, request.ttl, request.holder ?? current.holder);
       return request.fencing ? { acquired: true, fence: this.fences.get(request.key) ?? 0 } : { acquired: true };
     }
-    this.setLease(request.key, request.token, request.ttl);
+    this.setLease(request.key, request.token, request.ttl, request.holder);
     if (!request.fencing) return { acquired: true };
     // fence counters outlive leases, as in Redis: they must keep growing across holders
     const fence = (this.fences.get(request.key) ?? 0) + 1;
@@ -51,7 +54,7 @@ export class MemoryLockStore implements LockStore {
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const lease = this.leases.get(key);
     if (!lease || lease.token !== token) return false;
-    this.setLease(key, token, ttl);
+    this.setLease(key, token, ttl, lease.holder);
     return true;
   }
 
@@ -66,6 +69,7 @@ export class MemoryLockStore implements LockStore {
       held: lease !== undefined,
       ...(lease ? { remainingTtl: Math.max(0, Math.ceil(lease.expiresAt - performance.now())) } : {}),
       ...(fence !== undefined ? { fence } : {}),
+      ...(lease?.holder !== undefined ? { holder: lease.holder } : {}),
     };
   }
 
@@ -81,18 +85,23 @@ export class MemoryLockStore implements LockStore {
     return watch;
   }
 
+  /** Always healthy: it lives in this process. */
+  async health(): Promise<LockStoreHealth> {
+    return {};
+  }
+
   async close(): Promise<void> {
     for (const lease of this.leases.values()) clearTimeout(lease.timer);
     this.leases.clear();
     for (const set of this.watches.values()) for (const watch of set) watch.wake();
   }
 
-  private setLease(key: string, token: string, ttl: number): void {
+  private setLease(key: string, token: string, ttl: number, holder: string | undefined): void {
     const previous = this.leases.get(key);
     if (previous) clearTimeout(previous.timer);
     const timer = setTimeout(() => this.expire(key), ttl);
     timer.unref();
-    this.leases.set(key, { token, expiresAt: performance.now() + ttl, timer });
+    this.leases.set(key, { token, expiresAt: performance.now() + ttl, timer, holder });
   }
 
   /** Ends a lease (release or TTL) and wakes its waiters, as a Redis release notice would. */

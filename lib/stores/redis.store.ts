@@ -8,6 +8,7 @@ import type {
   LeaseRenewal,
   LockState,
   LockStore,
+  LockStoreHealth,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
@@ -73,9 +74,9 @@ export class RedisLockStore implements LockStore {
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
-    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner];
+    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? ''];
     const reply = await this.run('acquire', request.key, keys, () =>
-      runScript(this.client, ACQUIRE, [keys.lock, keys.fence], args),
+      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.holder], args),
     );
     const [granted, value] = reply as [number, number];
     if (granted === 1) return request.fencing ? { acquired: true, fence: value } : { acquired: true };
@@ -86,22 +87,26 @@ export class RedisLockStore implements LockStore {
     const keys = this.keysOf(key);
     const ownListeners = this.subscriber?.isListening(keys.channel) ? 1 : 0;
     const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
-    const reply = await this.run('release', key, keys, () => runScript(this.client, RELEASE, [keys.lock], args));
+    const reply = await this.run('release', key, keys, () =>
+      runScript(this.client, RELEASE, [keys.lock, keys.holder], args),
+    );
     return reply === 1;
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const keys = this.keysOf(key);
-    const reply = await this.run('extend', key, keys, () => runScript(this.client, EXTEND, [keys.lock], [token, ttl]));
+    const reply = await this.run('extend', key, keys, () =>
+      runScript(this.client, EXTEND, [keys.lock, keys.holder], [token, ttl]),
+    );
     return reply === 1;
   }
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     if (renewals.length === 0) return [];
-    const calls = renewals.map((renewal) => ({
-      keys: [this.keysOf(renewal.key).lock],
-      args: [renewal.token, renewal.ttl],
-    }));
+    const calls = renewals.map((renewal) => {
+      const keys = this.keysOf(renewal.key);
+      return { keys: [keys.lock, keys.holder], args: [renewal.token, renewal.ttl] };
+    });
     let replies: unknown[];
     try {
       replies = await runScriptBatch(this.client, EXTEND, calls);
@@ -119,18 +124,25 @@ export class RedisLockStore implements LockStore {
   async inspect(key: string): Promise<LockState> {
     const keys = this.keysOf(key);
     const replies = await this.run('inspect', key, keys, async () => {
-      const results = await this.client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
+      const results = await this.client
+        .pipeline()
+        .get(keys.lock)
+        .pttl(keys.lock)
+        .get(keys.fence)
+        .get(keys.holder)
+        .exec();
       return (results ?? []).map(([error, value]) => {
         if (error) throw error;
         return value;
       });
     });
-    const [holder, pttl, fence] = replies as [string | null, number, string | null];
-    const held = holder !== null && !holder.startsWith('~');
+    const [current, pttl, fence, holder] = replies as [string | null, number, string | null, string | null];
+    const held = current !== null && !current.startsWith('~');
     return {
       held,
       ...(held && pttl >= 0 ? { remainingTtl: pttl } : {}),
       ...(fence !== null ? { fence: Number(fence) } : {}),
+      ...(held && holder !== null ? { holder } : {}),
     };
   }
 
@@ -157,6 +169,33 @@ export class RedisLockStore implements LockStore {
         throw new LockStoreError('load its Lua scripts', undefined, error, detail);
       }
     }
+  }
+
+  /**
+   * Asks every server (each master of a Cluster) which of the scripts it has cached, in one round trip
+   * each, and loads the missing ones again, so the next lock operation needs no resend.
+   * @throws LockStoreError when a server does not answer or may not load scripts
+   */
+  async health(): Promise<LockStoreHealth> {
+    const nodes = isCluster(this.client) ? this.client.nodes('master') : [this.client];
+    let reloaded = 0;
+    try {
+      for (const node of nodes) {
+        const cached = (await node.script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))) as number[];
+        for (const [index, script] of ALL_SCRIPTS.entries()) {
+          if (cached[index] === 1) continue;
+          await node.script('LOAD', script.lua);
+          reloaded++;
+        }
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const detail = /NOPERM/.test(message)
+        ? `the Redis user may not check or load scripts (${message}); grant it +script|exists +script|load`
+        : message;
+      throw new LockStoreError('check its health', undefined, withoutArguments(error), detail);
+    }
+    return { scriptsLoaded: true, ...(reloaded > 0 ? { scriptsReloaded: reloaded } : {}) };
   }
 
   async close(): Promise<void> {

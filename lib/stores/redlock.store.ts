@@ -55,7 +55,7 @@ export interface RedlockStoreOptions {
 }
 
 type AcquireReply = readonly [granted: number, value: number];
-type InspectReply = readonly [holder: string | null, pttl: number, fence: string | null];
+type InspectReply = readonly [token: string | null, pttl: number, fence: string | null, holder: string | null];
 
 /**
  * A lock store over N independent Redis nodes (the Redlock algorithm): a lease exists while a majority of
@@ -128,10 +128,10 @@ export class RedlockStore implements LockStore {
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
-    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner];
+    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? ''];
     const started = performance.now();
     const replies = await this.round(
-      (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence], args) as Promise<AcquireReply>,
+      (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.holder], args) as Promise<AcquireReply>,
       (sofar) => countAnswers(sofar, isGrant) >= this.quorum,
     );
     const grants = countAnswers(replies, isGrant);
@@ -157,7 +157,7 @@ export class RedlockStore implements LockStore {
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     const replies = await this.round(
-      (client, index) => runScript(client, RELEASE, [keys.lock], this.releaseArgs(keys, token, index)),
+      (client, index) => runScript(client, RELEASE, [keys.lock, keys.holder], this.releaseArgs(keys, token, index)),
       (sofar) => countAnswers(sofar, isOne) >= this.quorum,
     );
     if (countAnswers(replies, isOne) >= this.quorum) return true;
@@ -166,10 +166,10 @@ export class RedlockStore implements LockStore {
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
-    const lock = this.keysOf(key).lock;
+    const { lock, holder } = this.keysOf(key);
     const started = performance.now();
     const replies = await this.round(
-      (client) => runScript(client, EXTEND, [lock], [token, ttl]),
+      (client) => runScript(client, EXTEND, [lock, holder], [token, ttl]),
       (sofar) => countAnswers(sofar, isOne) >= this.quorum,
     );
     if (countAnswers(replies, isOne) >= this.quorum) {
@@ -183,10 +183,10 @@ export class RedlockStore implements LockStore {
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     if (renewals.length === 0) return [];
-    const calls = renewals.map((renewal) => ({
-      keys: [this.keysOf(renewal.key).lock],
-      args: [renewal.token, renewal.ttl],
-    }));
+    const calls = renewals.map((renewal) => {
+      const { lock, holder } = this.keysOf(renewal.key);
+      return { keys: [lock, holder], args: [renewal.token, renewal.ttl] };
+    });
     const started = performance.now();
     // one pipeline per node; the round is decided once every lease is extended on a quorum
     const perNode = await this.round(
@@ -207,36 +207,40 @@ export class RedlockStore implements LockStore {
   async inspect(key: string): Promise<LockState> {
     const keys = this.keysOf(key);
     const replies = await this.round(async (client) => {
-      const results = await client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
+      const results = await client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).get(keys.holder).exec();
       return (results ?? []).map(([error, value]) => {
         if (error) throw error;
         return value;
       }) as unknown as InspectReply;
     });
     if (countAnswers(replies) < this.quorum) throw this.noQuorum('inspect', key, replies);
-    const holders = new Map<string, number[]>();
+    const leases = new Map<string, { ttls: number[]; record?: string }>();
     let fence: number | undefined;
     for (const reply of replies) {
       if (reply.state !== 'ok') continue;
-      const [holder, pttl, fenceValue] = reply.value;
+      const [token, pttl, fenceValue, record] = reply.value;
       if (fenceValue !== null) fence = Math.max(fence ?? 0, Number(fenceValue));
       // '~owner' is a hand-off reservation, not a lease
-      if (holder === null || holder.startsWith('~')) continue;
-      const ttls = holders.get(holder) ?? [];
-      ttls.push(pttl < 0 ? Infinity : pttl);
-      holders.set(holder, ttls);
+      if (token === null || token.startsWith('~')) continue;
+      const lease = leases.get(token) ?? { ttls: [] };
+      lease.ttls.push(pttl < 0 ? Infinity : pttl);
+      lease.record ??= record ?? undefined;
+      leases.set(token, lease);
     }
     // held when one token is on a quorum; it stays held until the quorum-th longest of its leases ends
     let remaining: number | undefined;
-    for (const ttls of holders.values()) {
-      if (ttls.length < this.quorum) continue;
-      const untilQuorumLost = ttls.sort((a, b) => b - a)[this.quorum - 1];
+    let holder: string | undefined;
+    for (const lease of leases.values()) {
+      if (lease.ttls.length < this.quorum) continue;
+      const untilQuorumLost = lease.ttls.sort((a, b) => b - a)[this.quorum - 1];
       remaining = Math.max(remaining ?? 0, untilQuorumLost);
+      holder = lease.record;
     }
     return {
       held: remaining !== undefined,
       ...(remaining !== undefined && remaining !== Infinity ? { remainingTtl: remaining } : {}),
       ...(fence !== undefined ? { fence } : {}),
+      ...(remaining !== undefined && holder !== undefined ? { holder } : {}),
     };
   }
 
@@ -306,7 +310,9 @@ export class RedlockStore implements LockStore {
    * release, and that minority lease lasts until its TTL (costing that key one node's vote until then).
    */
   private async undo(keys: ResourceKeys, token: string): Promise<void> {
-    await this.round((client) => runScript(client, RELEASE, [keys.lock], [token, keys.channel, '', this.owner, 0, 0]));
+    await this.round((client) =>
+      runScript(client, RELEASE, [keys.lock, keys.holder], [token, keys.channel, '', this.owner, 0, 0]),
+    );
   }
 
   /**

@@ -15,22 +15,23 @@ function script(name: string, keys: number, lua: string): LuaScript {
 
 /**
  * Grants the lease if the key is free, ours already, or reserved for hand-off to anyone but this owner.
- * KEYS: lock, fence. ARGV: token, ttl ms, fencing ('1'/'0'), owner id.
+ * KEYS: lock, fence, holder. ARGV: token, ttl ms, fencing ('1'/'0'), owner id, holder record ('' for none).
  * Returns {1, fence or 0} on a grant, {0, holder's PTTL} otherwise.
  */
 export const ACQUIRE = script(
   'acquire',
-  2,
+  3,
   `
-local holder = redis.call('GET', KEYS[1])
+local current = redis.call('GET', KEYS[1])
 -- our own token: a retry whose first reply was lost; refresh it and answer as the first time
-if holder == ARGV[1] then
+if current == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[5] ~= '' then redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[2]) end
   if ARGV[3] == '1' then return {1, tonumber(redis.call('GET', KEYS[2]) or '0')} end
   return {1, 0}
 end
 -- held by a token, or reserved ('~owner') by a releaser that must not re-take it before other waiters
-if holder and (string.sub(holder, 1, 1) ~= '~' or holder == '~' .. ARGV[4]) then
+if current and (string.sub(current, 1, 1) ~= '~' or current == '~' .. ARGV[4]) then
   return {0, redis.call('PTTL', KEYS[1])}
 end
 -- the fence counter has no expiry: it must keep growing across every grant of this resource;
@@ -38,21 +39,30 @@ end
 local fence = 0
 if ARGV[3] == '1' then fence = redis.call('INCR', KEYS[2]) end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+-- who holds it, for inspect(): the same expiry as the lease, so it never describes a past holder;
+-- a grant without a record drops one left by a lease deleted from outside
+if ARGV[5] ~= '' then
+  redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[2])
+else
+  redis.call('DEL', KEYS[3])
+end
 return {1, fence}
 `,
 );
 
 /**
  * Releases the lease only while the token holds it, and tells waiters in the same step.
- * KEYS: lock. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for none),
+ * KEYS: lock, holder. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for none),
  * owner id, hand-off window ms, how many of the listeners are the releaser's own subscriber.
  * Returns 1 when released, 0 when the lease was not ours any more.
  */
 export const RELEASE = script(
   'release',
-  1,
+  2,
   `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+-- the holder record goes with the lease, also when the key stays reserved for hand-off
+redis.call('DEL', KEYS[2])
 local listeners = 0
 -- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
 if ARGV[3] ~= '' then
@@ -71,13 +81,15 @@ return 1
 
 /**
  * Sets the lease to a new length only while the token holds it; a missing key stays missing.
- * KEYS: lock. ARGV: token, ttl ms. Returns 1 when extended, 0 otherwise.
+ * KEYS: lock, holder. ARGV: token, ttl ms. Returns 1 when extended, 0 otherwise.
  */
 export const EXTEND = script(
   'extend',
-  1,
+  2,
   `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+-- the holder record lives exactly as long as the lease (a no-op when the grant had none)
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 `,
 );

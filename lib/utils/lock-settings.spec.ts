@@ -98,6 +98,11 @@ describe('resolveSettings', () => {
     ['fencing: "true"', { fencing: 'true' }, 'fencing'],
     ['fencing: 0', { fencing: 0 }, 'fencing'],
     ['fencing: {}', { fencing: {} }, 'fencing'],
+    ['label: ""', { label: '' }, 'label'],
+    ['label: 42', { label: 42 }, 'label'],
+    ['a label of 257 characters', { label: 'x'.repeat(257) }, 'label'],
+    ['metricKey: ""', { metricKey: '' }, 'metricKey'],
+    ['metricKey: null', { metricKey: null }, 'metricKey'],
   ])('refuses %s with a LockConfigurationError naming the option', (_label, options, option) => {
     const error = refusal(options);
     expect(error.option).toBe(option);
@@ -106,6 +111,14 @@ describe('resolveSettings', () => {
     let value: unknown = options;
     for (const field of fields) value = (value as Record<string, unknown>)[field];
     expect(Object.is(error.value, value)).toBe(true);
+  });
+
+  it('keeps a label given per call, and a label already resolved when later options give none', () => {
+    const labelled = resolveSettings(DEFAULT_SETTINGS, { label: 'Job.run' });
+    expect(labelled.label).toBe('Job.run');
+    expect(resolveSettings(labelled, { ttl: 1000 }).label).toBe('Job.run');
+    expect(resolveSettings(labelled, { label: 'other' }).label).toBe('other');
+    expect('label' in resolveSettings(DEFAULT_SETTINGS, { ttl: 1000 })).toBe(false);
   });
 
   it('names the option inside its scope, so a decorator or module error says where it came from', () => {

@@ -2,7 +2,7 @@ import type { LockDefaults, LockOptions } from '../interfaces/lock-options.inter
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { BackoffOptions } from './backoff.js';
 import { toMilliseconds } from './duration.js';
-import { validateBoolean, validateInteger } from './validate-options.js';
+import { validateBoolean, validateInteger, validateText } from './validate-options.js';
 
 /** Options of one acquisition with every default filled in and every value checked. */
 export interface LockSettings {
@@ -11,6 +11,10 @@ export interface LockSettings {
   readonly retry: BackoffOptions;
   readonly autoRenew: boolean;
   readonly fencing: boolean;
+  /** Names the holder in `inspect()`; set per call or by `@WithLock`. */
+  readonly label?: string;
+  /** The bounded name of the key in events, metrics and spans; set per call or by `@WithLock`. */
+  readonly metricKey?: string;
 }
 
 /** The built-in defaults, frozen. */
@@ -25,6 +29,9 @@ export const DEFAULT_SETTINGS: LockSettings = Object.freeze({
 /** @default 1024 */
 export const DEFAULT_MAX_KEY_LENGTH = 1024;
 
+/** Longest `label` or `metricKey`, in characters. */
+export const MAX_LABEL_LENGTH = 256;
+
 /**
  * Merges `options` over `base` and validates the result, so bad values fail with a
  * `LockConfigurationError` that names the option (at bootstrap for module and decorator options).
@@ -38,13 +45,21 @@ export function resolveSettings(
   if (typeof options !== 'object' || Array.isArray(options)) return validateObject(scope || 'options', options);
   const name = (field: string): string => (scope ? `${scope}.${field}` : field);
   const retry = options.retry === undefined ? base.retry : resolveRetry(base.retry, options.retry, name('retry'));
+  const label = resolveText(base.label, (options as LockOptions).label, name('label'));
+  const metricKey = resolveText(base.metricKey, (options as LockOptions).metricKey, name('metricKey'));
   return {
     ttl: options.ttl === undefined ? base.ttl : toMilliseconds(options.ttl, name('ttl')),
     wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), true),
     retry,
     autoRenew: options.autoRenew === undefined ? base.autoRenew : validateBoolean(name('autoRenew'), options.autoRenew),
     fencing: options.fencing === undefined ? base.fencing : validateBoolean(name('fencing'), options.fencing),
+    ...(label === undefined ? {} : { label }),
+    ...(metricKey === undefined ? {} : { metricKey }),
   };
+}
+
+function resolveText(base: string | undefined, given: unknown, option: string): string | undefined {
+  return given === undefined ? base : validateText(option, given, MAX_LABEL_LENGTH);
 }
 
 function resolveRetry(base: BackoffOptions, retry: Partial<BackoffOptions>, scope: string): BackoffOptions {

@@ -18,6 +18,8 @@ const KEYS = [
   ...allStrings(TRICKY, 4).filter((key) => key !== ''),
   'a}:fence',
   'a:fence',
+  'a}:holder',
+  'a:holder',
   'x}:released',
   '}:fence{',
   'ключ:🔒',
@@ -26,10 +28,11 @@ const KEYS = [
 ];
 
 describe('resourceKeys', () => {
-  it('puts the lock, its fence counter and its release channel under one hash tag after the prefix', () => {
+  it('puts the lock, its fence counter, its holder and its release channel under one hash tag after the prefix', () => {
     expect(resourceKeys('lock:', 'orders:42')).toEqual({
       lock: 'lock:{orders:42}',
       fence: 'lock:{orders:42}:fence',
+      holder: 'lock:{orders:42}:holder',
       channel: 'lock:{orders:42}:released',
     });
   });
@@ -49,7 +52,7 @@ describe('resourceKeys', () => {
       }
     }
     expect(clashes).toEqual([]);
-    expect(owners.size).toBe(KEYS.length * 3);
+    expect(owners.size).toBe(KEYS.length * 4);
   });
 
   it('can be read back to the user key, so the escaping loses nothing', () => {
@@ -61,13 +64,15 @@ describe('resourceKeys', () => {
     expect(lost).toEqual([]);
   });
 
-  it('keeps the three names of every key in one Redis Cluster hash slot', () => {
+  it('keeps the four names of every key in one Redis Cluster hash slot', () => {
     const split: string[] = [];
     for (const prefix of ['lock:', '', 'app:v2:locks:']) {
       for (const key of KEYS) {
         const names = resourceKeys(prefix, key);
         const slot = calculateSlot(names.lock);
-        if (calculateSlot(names.fence) !== slot || calculateSlot(names.channel) !== slot) split.push(prefix + key);
+        if ([names.fence, names.holder, names.channel].some((name) => calculateSlot(name) !== slot)) {
+          split.push(prefix + key);
+        }
       }
     }
     expect(split).toEqual([]);

@@ -1,18 +1,20 @@
-/** The Redis names of one resource: its lease, its fence counter and its release channel. */
+/** The Redis names of one resource: its lease, its fence counter, its holder metadata and its release channel. */
 export interface ResourceKeys {
   readonly lock: string;
   readonly fence: string;
+  /** Who holds the lease (host, pid, label, time): written with the lease, same TTL, deleted with it. */
+  readonly holder: string;
   readonly channel: string;
 }
 
 /**
- * Lays out the keys of a resource so that all three share one Redis Cluster hash slot for any user key.
+ * Lays out the keys of a resource so that all of them share one Redis Cluster hash slot for any user key.
  * The user key is wrapped in a hash tag `{...}` after escaping `{`, `}` and `%`, so it can neither close
  * the tag early, nor open an empty one, nor collide with another resource's names.
  */
 export function resourceKeys(prefix: string, key: string): ResourceKeys {
   const base = `${prefix}{${escapeKey(key)}}`;
-  return { lock: base, fence: `${base}:fence`, channel: `${base}:released` };
+  return { lock: base, fence: `${base}:fence`, holder: `${base}:holder`, channel: `${base}:released` };
 }
 
 function escapeKey(key: string): string {

@@ -2,6 +2,7 @@ import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import type { LockLogger } from '../interfaces/lock-options.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 
 const STORE_METHODS = ['acquire', 'release', 'extend', 'extendMany', 'inspect', 'watch', 'close'] as const;
 
@@ -88,4 +89,26 @@ export function validateInteger(option: string, value: unknown, min: number, max
 export function validateBoolean(option: string, value: unknown): boolean {
   if (typeof value !== 'boolean') throw new LockConfigurationError(option, value, 'expected true or false');
   return value;
+}
+
+/** Checks a short text option: a non-empty string of at most `maxLength` characters. */
+export function validateText(option: string, value: unknown, maxLength: number): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
+    throw new LockConfigurationError(option, value, `expected a non-empty string of at most ${maxLength} characters`);
+  }
+  return value;
+}
+
+/** Checks the `telemetry` option: a boolean, or an object of boolean switches. `false` when it is off. */
+export function validateTelemetry(value: unknown): LockTelemetryOptions | false {
+  if (value === undefined || value === true) return {};
+  if (value === false) return false;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new LockConfigurationError('telemetry', value, 'expected true, false or { metrics, traces, resolvedKeys }');
+  }
+  for (const field of ['metrics', 'traces', 'resolvedKeys'] as const) {
+    const option = (value as Record<string, unknown>)[field];
+    if (option !== undefined) validateBoolean(`telemetry.${field}`, option);
+  }
+  return value as LockTelemetryOptions;
 }

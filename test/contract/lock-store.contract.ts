@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { LockManager } from '../../lib/lock-manager.js';
@@ -95,6 +96,46 @@ export function describeStoreContract(kind: StoreKind): void {
       expect((await pair.other.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: true })).acquired).toBe(
         false,
       );
+    });
+
+    it('keeps the holder record beside the lease: shown while held, kept by extend, gone with release and expiry', async () => {
+      const token = newToken();
+      const holder = JSON.stringify({ host: 'h', pid: 1, label: 'Job.run', acquiredAt: new Date(0).toISOString() });
+      await pair.store.acquire({ key: 'h', token, ttl: 300, fencing: false, holder });
+      expect((await pair.other.inspect('h')).holder).toBe(holder);
+      expect(await pair.store.extend('h', token, 5000)).toBe(true);
+      await sleep(400);
+      expect(await pair.other.inspect('h')).toMatchObject({ held: true, holder });
+      expect(await pair.store.release('h', token)).toBe(true);
+      expect((await pair.other.inspect('h')).holder).toBeUndefined();
+
+      await pair.store.acquire({ key: 'h', token: newToken(), ttl: 100, fencing: false, holder });
+      await sleep(200);
+      expect(await pair.other.inspect('h')).toEqual({ held: false });
+    });
+
+    it('shows no holder for a grant made without one, even over a record left by a lease deleted from outside', async () => {
+      await pair.store.acquire({ key: 'h', token: newToken(), ttl: 5000, fencing: false, holder: '{"pid":1}' });
+      await pair.deleteLease('h');
+      await pair.other.acquire({ key: 'h', token: newToken(), ttl: 5000, fencing: false });
+      expect(await pair.other.inspect('h')).toEqual({ held: true, remainingTtl: expect.any(Number) });
+    });
+
+    it("inspect() through a manager shows the holder's label, host, pid and time, and the fence, never the token", async () => {
+      const before = Date.now();
+      const lock = await manager(pair.store).acquire('report', { fencing: true, label: 'ReportJob.run' });
+      const info = await manager(pair.other).inspect('report');
+      expect(info).toEqual({
+        held: true,
+        remainingTtl: expect.any(Number),
+        fence: lock.fence,
+        holder: { host: hostname(), pid: process.pid, label: 'ReportJob.run', acquiredAt: expect.any(Date) },
+      });
+      expect(info.holder!.acquiredAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+      expect(info.holder!.acquiredAt.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+      expect(JSON.stringify(info)).not.toContain(lock.token);
+      await lock.release();
+      expect(await manager(pair.other).inspect('report')).toEqual({ held: false, fence: lock.fence });
     });
 
     it('frees the key of a holder that never releases within its TTL', async () => {

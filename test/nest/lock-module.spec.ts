@@ -233,10 +233,15 @@ describe('LockService', () => {
     expect(result).toBe('inner ran');
   });
 
-  it('inspect shows whether a key is held, its remaining lease and fence, never the token', async () => {
+  it('inspect shows whether a key is held, its remaining lease, fence and holder, never the token', async () => {
     const lock = await service.acquire('inspected', { fencing: true, ttl: 10_000 });
     const state = await service.inspect('inspected');
-    expect(state).toEqual({ held: true, remainingTtl: expect.any(Number), fence: lock.fence });
+    expect(state).toEqual({
+      held: true,
+      remainingTtl: expect.any(Number),
+      fence: lock.fence,
+      holder: { host: expect.any(String), pid: process.pid, acquiredAt: expect.any(Date) },
+    });
     expect(JSON.stringify(state)).not.toContain(lock.token);
     await lock.release();
   });

@@ -1,0 +1,71 @@
+import { performance } from 'node:perf_hooks';
+import type { LockStore, LockStoreHealth } from '../interfaces/lock-store.interface.js';
+import { MAX_DURATION } from '../utils/duration.js';
+import { validateInteger } from '../utils/validate-options.js';
+
+/** A key no lock uses: stores without `health()` are probed by reading it. */
+const PROBE_KEY = '__nestjs-lock:health__';
+
+/** @default 1000 */
+export const DEFAULT_HEALTH_TIMEOUT = 1000;
+
+/** Options of {@link checkLockStore}. */
+export interface LockStoreCheckOptions {
+  /** Report the store down when it has not answered within this many ms. @default 1000 */
+  readonly timeout?: number;
+}
+
+/** The outcome of {@link checkLockStore}. */
+export type LockStoreStatus =
+  | ({
+      readonly healthy: true;
+      /** The store's class, e.g. `RedisLockStore`. */
+      readonly store: string;
+      /** How long the check took, in ms (about one round trip to the store). */
+      readonly roundTripMs: number;
+    } & LockStoreHealth)
+  | {
+      readonly healthy: false;
+      readonly store: string;
+      /** Why it is down: the store's error, or that it did not answer in time. */
+      readonly reason: string;
+      /** How long the check waited, in ms. */
+      readonly roundTripMs: number;
+    };
+
+/**
+ * Checks that a lock store answers, within `timeout` ms: `store.health()` where the store has it (Redis:
+ * reachable, scripts cached), else a read of an unused key. Resolves (never rejects) within the timeout;
+ * the reason of a failure names no token.
+ * @throws LockConfigurationError when `timeout` is not a whole number of ms from 1
+ */
+export async function checkLockStore(store: LockStore, options: LockStoreCheckOptions = {}): Promise<LockStoreStatus> {
+  const timeout = validateInteger('timeout', options.timeout ?? DEFAULT_HEALTH_TIMEOUT, 1, MAX_DURATION);
+  const name = store.constructor?.name || 'LockStore';
+  const started = performance.now();
+  const elapsed = (): number => Math.round(performance.now() - started);
+  let timer: NodeJS.Timeout | undefined;
+  const probe = Promise.resolve().then(() =>
+    store.health ? store.health() : store.inspect(PROBE_KEY).then(() => ({})),
+  );
+  // the probe may settle after the timeout (the client gives up later): that late failure is nobody's
+  probe.catch(() => undefined);
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(timeout)), timeout);
+  });
+  try {
+    const health = await Promise.race([probe, deadline]);
+    return { healthy: true, store: name, roundTripMs: elapsed(), ...health };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { healthy: false, store: name, reason, roundTripMs: elapsed() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+class TimeoutError extends Error {
+  constructor(timeout: number) {
+    super(`the lock store did not answer within ${timeout} ms`);
+  }
+}

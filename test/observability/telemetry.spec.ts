@@ -1,0 +1,240 @@
+import { Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { trace } from '@opentelemetry/api';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  LOCK_METRICS,
+  LockManager,
+  LockModule,
+  LockService,
+  LockStoreError,
+  LockTelemetry,
+  MemoryLockStore,
+  WithLock,
+  type AcquireRequest,
+  type AcquireResult,
+  type LockModuleOptions,
+} from '../../lib/index.js';
+import { installMemoryOpenTelemetry, type RecordedSpan } from '../support/memory-opentelemetry.js';
+
+/** A memory store that fails the next `failAcquires` acquires as a dropped connection would. */
+class FlakyStore extends MemoryLockStore {
+  failAcquires = 0;
+
+  override async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    if (this.failAcquires > 0) {
+      this.failAcquires--;
+      throw new LockStoreError('acquire', request.key, new Error('ECONNRESET'));
+    }
+    return super.acquire(request);
+  }
+}
+
+@Injectable()
+class Inventory {
+  @WithLock('inventory:<productId>', { wait: '2s', retry: { minDelay: 10, maxDelay: 20 } })
+  async reserve(productId: string, ms = 0): Promise<string> {
+    await sleep(ms);
+    return productId;
+  }
+
+  @WithLock('report:<day>', { onContention: 'skip' })
+  async report(day: string): Promise<string> {
+    return day;
+  }
+}
+
+const INVENTORY = { 'lock.key_template': 'inventory:<productId>', 'lock.store': 'FlakyStore' };
+const DIRECT = { 'lock.key_template': 'direct', 'lock.store': 'FlakyStore' };
+
+describe('OpenTelemetry metrics and spans', () => {
+  let otel: ReturnType<typeof installMemoryOpenTelemetry>;
+  let app: INestApplication | undefined;
+  let store: FlakyStore;
+
+  async function start(options: Partial<LockModuleOptions> = {}) {
+    store = new FlakyStore();
+    @Module({ imports: [LockModule.forRoot({ store, ...options })], providers: [Inventory] })
+    class AppModule {}
+    const ref = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    app = ref.createNestApplication({ logger: false });
+    await app.init();
+    return { locks: app.get(LockService), inventory: app.get(Inventory) };
+  }
+
+  beforeEach(() => {
+    otel = installMemoryOpenTelemetry();
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    otel.uninstall();
+  });
+
+  it('holds the expected counts in every counter and histogram after a scripted run', async () => {
+    const { locks, inventory } = await start();
+    const { meters, tracer } = otel;
+
+    // 3 quick reservations, then 2 reservations of one product at once: the second waits for the first
+    for (const id of ['1', '2', '3']) await inventory.reserve(id);
+    await Promise.all([inventory.reserve('9', 200), sleep(20).then(() => inventory.reserve('9'))]);
+
+    // a direct holder with a metricKey; tryAcquire meets it; one manual extend
+    const busy = await locks.acquire('busy:1', { metricKey: 'busy:<id>' });
+    expect(await locks.tryAcquire('busy:1', { metricKey: 'busy:<id>' })).toBeNull();
+    await busy.extend();
+    await busy.release();
+
+    // a skipped cron-style run, a lost lease, a renewed lease, a store failure
+    const report = await locks.acquire('report:mon', { metricKey: 'report:<day>' });
+    expect(await inventory.report('mon')).toBeUndefined();
+    await report.release();
+    const doomed = await locks.acquire('doomed', { ttl: 300, autoRenew: true });
+    await store.release('doomed', doomed.token);
+    await new Promise((resolve) => doomed.signal.addEventListener('abort', resolve));
+    await locks.using('long', () => sleep(700), { ttl: 300 });
+    store.failAcquires = 1;
+    await expect(locks.acquire('unlucky')).rejects.toBeInstanceOf(LockStoreError);
+
+    // 5 inventory + busy + report + doomed + long
+    expect(meters.sum(LOCK_METRICS.acquisitions)).toBe(9);
+    expect(meters.sum(LOCK_METRICS.acquisitions, INVENTORY)).toBe(5);
+    expect(meters.sum(LOCK_METRICS.acquisitions, { 'lock.key_template': 'busy:<id>' })).toBe(1);
+    expect(meters.sum(LOCK_METRICS.acquisitions, DIRECT)).toBe(2);
+
+    // the waiting reservation, tryAcquire, the skipped report
+    expect(meters.sum(LOCK_METRICS.contentions)).toBe(3);
+    expect(meters.sum(LOCK_METRICS.contentions, INVENTORY)).toBe(1);
+    expect(meters.sum(LOCK_METRICS.skipped, { 'lock.key_template': 'report:<day>' })).toBe(1);
+
+    expect(meters.count(LOCK_METRICS.waitDuration, { 'lock.acquired': true })).toBe(9);
+    expect(meters.count(LOCK_METRICS.waitDuration, { 'lock.acquired': false })).toBe(2);
+    const waits = meters.measurements(LOCK_METRICS.waitDuration, INVENTORY).map((m) => m.value);
+    expect(Math.max(...waits)).toBeGreaterThan(0.15);
+    expect(Math.max(...waits)).toBeLessThan(2);
+
+    expect(meters.count(LOCK_METRICS.holdDuration, { 'lock.outcome': 'released' })).toBe(8);
+    expect(meters.count(LOCK_METRICS.holdDuration, { 'lock.outcome': 'lost' })).toBe(1);
+    const longHold = meters.measurements(LOCK_METRICS.holdDuration, DIRECT).map((m) => m.value);
+    expect(Math.max(...longHold)).toBeGreaterThanOrEqual(0.69);
+
+    expect(meters.sum(LOCK_METRICS.lost)).toBe(1);
+    expect(meters.sum(LOCK_METRICS.lost, { ...DIRECT, 'lock.lost.reason': 'taken' })).toBe(1);
+    expect(meters.sum(LOCK_METRICS.renewals, { 'lock.renewal': 'manual' })).toBe(1);
+    expect(meters.sum(LOCK_METRICS.renewals, { 'lock.renewal': 'auto' })).toBeGreaterThanOrEqual(2);
+    expect(meters.sum(LOCK_METRICS.storeErrors)).toBe(1);
+    expect(meters.sum(LOCK_METRICS.storeErrors, { 'lock.operation': 'acquire', 'lock.store': 'FlakyStore' })).toBe(1);
+
+    // spans: one acquire span per acquisition (granted, given up, failed), one hold span per lease
+    expect(tracer.ended('lock.acquire')).toHaveLength(9 + 2 + 1);
+    expect(tracer.ended('lock.hold')).toHaveLength(9);
+    expect(tracer.spans.filter((span) => span.endTime === undefined)).toEqual([]);
+    const lostHold = tracer.ended('lock.hold').find((span) => span.attributes['lock.outcome'] === 'lost')!;
+    expect(lostHold.status.code).toBe(2);
+    expect(lostHold.attributes['lock.lost.reason']).toBe('taken');
+    const failed = tracer.ended('lock.acquire').find((span) => span.status.code === 2)!;
+    expect(failed.exceptions).toEqual([expect.any(LockStoreError)]);
+
+    // bounded attributes: never the resolved key, never a token
+    const everything = JSON.stringify([
+      ...[...meters.instruments.values()].flatMap((i) => i.measurements.map((m) => m.attributes)),
+      ...tracer.spans.map((span) => span.attributes),
+    ]);
+    expect(everything).not.toContain('lock.key"');
+    expect(everything).not.toMatch(/inventory:9|busy:1|report:mon|doomed/);
+    expect(everything).not.toContain(busy.token);
+  });
+
+  it('measures the wait of a waiter in its acquire span and histogram, and nests both spans under the caller span', async () => {
+    const { inventory } = await start();
+    const tracerApi = trace.getTracer('test');
+    const request = await tracerApi.startActiveSpan('POST /inventory/7', async (span) => {
+      await Promise.all([inventory.reserve('7', 150), sleep(10).then(() => inventory.reserve('7'))]);
+      span.end();
+      return span.spanContext();
+    });
+    const acquires = otel.tracer.ended('lock.acquire');
+    const holds = otel.tracer.ended('lock.hold');
+    expect(acquires).toHaveLength(2);
+    expect(holds).toHaveLength(2);
+    for (const span of [...acquires, ...holds]) {
+      expect(span.parentSpanId).toBe(request.spanId);
+      expect(span.spanContext.traceId).toBe(request.traceId);
+      expect(span.attributes).toMatchObject({ ...INVENTORY, 'lock.label': 'Inventory.reserve' });
+    }
+    const duration = (span: RecordedSpan) => span.endTime! - span.startTime;
+    const waiter = acquires.reduce((a, b) => (duration(a) > duration(b) ? a : b));
+    expect(duration(waiter)).toBeGreaterThanOrEqual(100);
+    expect(waiter.attributes['lock.attempts']).toBeGreaterThanOrEqual(2);
+    // the waiter's acquire span ends when the first holder's hold span does, give or take
+    const firstHold = holds.reduce((a, b) => (a.startTime < b.startTime ? a : b));
+    expect(Math.abs(waiter.endTime! - firstHold.endTime!)).toBeLessThan(250);
+  });
+
+  it('reports the leases held right now in the lock.held gauge, by key template', async () => {
+    const { locks, inventory } = await start();
+    let during: unknown;
+    await Promise.all([
+      inventory.reserve('a', 200),
+      inventory.reserve('b', 200),
+      sleep(100).then(async () => (during = await otel.meters.collect(LOCK_METRICS.held))),
+    ]);
+    expect(during).toEqual([{ value: 2, attributes: INVENTORY }]);
+    const lock = await locks.acquire('other');
+    expect(await otel.meters.collect(LOCK_METRICS.held)).toEqual([
+      { value: 0, attributes: INVENTORY },
+      { value: 1, attributes: DIRECT },
+    ]);
+    await lock.release();
+    await app!.close();
+    app = undefined;
+    // a closed application no longer reports
+    expect(await otel.meters.collect(LOCK_METRICS.held)).toEqual([]);
+  });
+
+  it('adds the resolved key only when resolvedKeys is on', async () => {
+    const { inventory } = await start({ telemetry: { resolvedKeys: true } });
+    await inventory.reserve('42');
+    expect(otel.meters.measurements(LOCK_METRICS.acquisitions)).toEqual([
+      { value: 1, attributes: { ...INVENTORY, 'lock.key': 'inventory:42' } },
+    ]);
+    expect(otel.tracer.ended('lock.hold')[0].attributes['lock.key']).toBe('inventory:42');
+  });
+
+  it('records nothing with telemetry: false, only metrics with traces: false, only spans with metrics: false', async () => {
+    const off = await start({ telemetry: false });
+    await off.inventory.reserve('1');
+    expect(otel.meters.instruments.size).toBe(0);
+    expect(otel.tracer.spans).toEqual([]);
+    await app!.close();
+
+    const metricsOnly = await start({ telemetry: { traces: false } });
+    await metricsOnly.inventory.reserve('1');
+    expect(otel.meters.sum(LOCK_METRICS.acquisitions)).toBe(1);
+    expect(otel.tracer.spans).toEqual([]);
+    await app!.close();
+
+    const tracesOnly = await start({ telemetry: { metrics: false } });
+    await tracesOnly.inventory.reserve('1');
+    // still the one acquisition of the metrics-only app
+    expect(otel.meters.sum(LOCK_METRICS.acquisitions)).toBe(1);
+    expect(otel.tracer.ended('lock.hold')).toHaveLength(1);
+  });
+
+  it('refuses a telemetry option that is neither a boolean nor an object of booleans', async () => {
+    await expect(start({ telemetry: 'yes' as never })).rejects.toThrow(/"telemetry"/);
+    await expect(start({ telemetry: { resolvedKeys: 1 } as never })).rejects.toThrow(/"telemetry.resolvedKeys"/);
+  });
+
+  it('instruments a plain LockManager through LockTelemetry.attach, until detached', async () => {
+    const manager = new LockManager({ store: new MemoryLockStore() });
+    const telemetry = await LockTelemetry.attach(manager);
+    await (await manager.acquire('k')).release();
+    telemetry!.detach();
+    await (await manager.acquire('k')).release();
+    expect(otel.meters.sum(LOCK_METRICS.acquisitions, { 'lock.store': 'MemoryLockStore' })).toBe(1);
+    expect(otel.tracer.ended('lock.hold')).toHaveLength(1);
+    await manager.close();
+  });
+});
