@@ -1,6 +1,8 @@
+import { jest } from '@jest/globals';
 import { Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { trace } from '@opentelemetry/api';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   LOCK_METRICS,
@@ -15,7 +17,7 @@ import {
   type AcquireResult,
   type LockModuleOptions,
 } from '../../lib/index.js';
-import { installMemoryOpenTelemetry, type RecordedSpan } from '../support/memory-opentelemetry.js';
+import { epochMs, installOpenTelemetrySdk } from '../support/opentelemetry-sdk.js';
 
 /** A memory store that fails the next `failAcquires` acquires as a dropped connection would. */
 class FlakyStore extends MemoryLockStore {
@@ -48,7 +50,7 @@ const INVENTORY = { 'lock.key_template': 'inventory:<productId>', 'lock.store': 
 const DIRECT = { 'lock.key_template': 'direct', 'lock.store': 'FlakyStore' };
 
 describe('OpenTelemetry metrics and spans', () => {
-  let otel: ReturnType<typeof installMemoryOpenTelemetry>;
+  let otel: ReturnType<typeof installOpenTelemetrySdk>;
   let app: INestApplication | undefined;
   let store: FlakyStore;
 
@@ -63,18 +65,19 @@ describe('OpenTelemetry metrics and spans', () => {
   }
 
   beforeEach(() => {
-    otel = installMemoryOpenTelemetry();
+    otel = installOpenTelemetrySdk();
   });
 
   afterEach(async () => {
     await app?.close();
     app = undefined;
-    otel.uninstall();
+    await otel.uninstall();
+    // the SDK warns of misuse (an operation on an ended span, a conflicting instrument) through diag
+    expect(otel.diagnostics).toEqual([]);
   });
 
   it('holds the expected counts in every counter and histogram after a scripted run', async () => {
     const { locks, inventory } = await start();
-    const { meters, tracer } = otel;
 
     // 3 quick reservations, then 2 reservations of one product at once: the second waits for the first
     for (const id of ['1', '2', '3']) await inventory.reserve(id);
@@ -95,8 +98,11 @@ describe('OpenTelemetry metrics and spans', () => {
     await new Promise((resolve) => doomed.signal.addEventListener('abort', resolve));
     await locks.using('long', () => sleep(700), { ttl: 300 });
     store.failAcquires = 1;
-    await expect(locks.acquire('unlucky')).rejects.toBeInstanceOf(LockStoreError);
+    const storeError = await locks.acquire('unlucky').catch((error: unknown) => error);
+    expect(storeError).toBeInstanceOf(LockStoreError);
 
+    const meters = await otel.collectMetrics();
+    const tracer = await otel.collectSpans();
     // 5 inventory + busy + report + doomed + long
     expect(meters.sum(LOCK_METRICS.acquisitions)).toBe(9);
     expect(meters.sum(LOCK_METRICS.acquisitions, INVENTORY)).toBe(5);
@@ -108,16 +114,15 @@ describe('OpenTelemetry metrics and spans', () => {
     expect(meters.sum(LOCK_METRICS.contentions, INVENTORY)).toBe(1);
     expect(meters.sum(LOCK_METRICS.skipped, { 'lock.key_template': 'report:<day>' })).toBe(1);
 
-    expect(meters.count(LOCK_METRICS.waitDuration, { 'lock.acquired': true })).toBe(9);
-    expect(meters.count(LOCK_METRICS.waitDuration, { 'lock.acquired': false })).toBe(2);
-    const waits = meters.measurements(LOCK_METRICS.waitDuration, INVENTORY).map((m) => m.value);
-    expect(Math.max(...waits)).toBeGreaterThan(0.15);
-    expect(Math.max(...waits)).toBeLessThan(2);
+    expect(meters.histogram(LOCK_METRICS.waitDuration, { 'lock.acquired': true }).count).toBe(9);
+    expect(meters.histogram(LOCK_METRICS.waitDuration, { 'lock.acquired': false }).count).toBe(2);
+    const waits = meters.histogram(LOCK_METRICS.waitDuration, INVENTORY);
+    expect(waits.max).toBeGreaterThan(0.15);
+    expect(waits.max).toBeLessThan(2);
 
-    expect(meters.count(LOCK_METRICS.holdDuration, { 'lock.outcome': 'released' })).toBe(8);
-    expect(meters.count(LOCK_METRICS.holdDuration, { 'lock.outcome': 'lost' })).toBe(1);
-    const longHold = meters.measurements(LOCK_METRICS.holdDuration, DIRECT).map((m) => m.value);
-    expect(Math.max(...longHold)).toBeGreaterThanOrEqual(0.69);
+    expect(meters.histogram(LOCK_METRICS.holdDuration, { 'lock.outcome': 'released' }).count).toBe(8);
+    expect(meters.histogram(LOCK_METRICS.holdDuration, { 'lock.outcome': 'lost' }).count).toBe(1);
+    expect(meters.histogram(LOCK_METRICS.holdDuration, DIRECT).max).toBeGreaterThanOrEqual(0.69);
 
     expect(meters.sum(LOCK_METRICS.lost)).toBe(1);
     expect(meters.sum(LOCK_METRICS.lost, { ...DIRECT, 'lock.lost.reason': 'taken' })).toBe(1);
@@ -129,18 +134,25 @@ describe('OpenTelemetry metrics and spans', () => {
     // spans: one acquire span per acquisition (granted, given up, failed), one hold span per lease
     expect(tracer.ended('lock.acquire')).toHaveLength(9 + 2 + 1);
     expect(tracer.ended('lock.hold')).toHaveLength(9);
-    expect(tracer.spans.filter((span) => span.endTime === undefined)).toEqual([]);
+    expect(tracer.started.filter((span) => !span.ended)).toEqual([]);
     const lostHold = tracer.ended('lock.hold').find((span) => span.attributes['lock.outcome'] === 'lost')!;
-    expect(lostHold.status.code).toBe(2);
+    expect(lostHold.status.code).toBe(SpanStatusCode.ERROR);
     expect(lostHold.attributes['lock.lost.reason']).toBe('taken');
-    const failed = tracer.ended('lock.acquire').find((span) => span.status.code === 2)!;
-    expect(failed.exceptions).toEqual([expect.any(LockStoreError)]);
+    const failed = tracer.ended('lock.acquire').find((span) => span.status.code === SpanStatusCode.ERROR)!;
+    // recordException keeps the error as an `exception` event: its type is the error's code, else its name
+    expect(failed.events).toEqual([
+      expect.objectContaining({
+        name: 'exception',
+        attributes: {
+          'exception.type': 'LOCK_STORE_ERROR',
+          'exception.message': (storeError as LockStoreError).message,
+          'exception.stacktrace': (storeError as LockStoreError).stack,
+        },
+      }),
+    ]);
 
     // bounded attributes: never the resolved key, never a token
-    const everything = JSON.stringify([
-      ...[...meters.instruments.values()].flatMap((i) => i.measurements.map((m) => m.attributes)),
-      ...tracer.spans.map((span) => span.attributes),
-    ]);
+    const everything = JSON.stringify([...meters.allAttributes(), ...tracer.started.map((span) => span.attributes)]);
     expect(everything).not.toContain('lock.key"');
     expect(everything).not.toMatch(/inventory:9|busy:1|report:mon|doomed/);
     expect(everything).not.toContain(busy.token);
@@ -154,35 +166,42 @@ describe('OpenTelemetry metrics and spans', () => {
       span.end();
       return span.spanContext();
     });
-    const acquires = otel.tracer.ended('lock.acquire');
-    const holds = otel.tracer.ended('lock.hold');
+    const spans = await otel.collectSpans();
+    const acquires = spans.ended('lock.acquire');
+    const holds = spans.ended('lock.hold');
     expect(acquires).toHaveLength(2);
     expect(holds).toHaveLength(2);
     for (const span of [...acquires, ...holds]) {
-      expect(span.parentSpanId).toBe(request.spanId);
-      expect(span.spanContext.traceId).toBe(request.traceId);
+      expect(span.parentSpanContext?.spanId).toBe(request.spanId);
+      expect(span.spanContext().traceId).toBe(request.traceId);
       expect(span.attributes).toMatchObject({ ...INVENTORY, 'lock.label': 'Inventory.reserve' });
     }
-    const duration = (span: RecordedSpan) => span.endTime! - span.startTime;
+    const duration = (span: ReadableSpan) => epochMs(span.endTime) - epochMs(span.startTime);
     const waiter = acquires.reduce((a, b) => (duration(a) > duration(b) ? a : b));
     expect(duration(waiter)).toBeGreaterThanOrEqual(100);
     expect(waiter.attributes['lock.attempts']).toBeGreaterThanOrEqual(2);
     // the waiter's acquire span ends when the first holder's hold span does, give or take
-    const firstHold = holds.reduce((a, b) => (a.startTime < b.startTime ? a : b));
-    expect(Math.abs(waiter.endTime! - firstHold.endTime!)).toBeLessThan(250);
+    const firstHold = holds.reduce((a, b) => (epochMs(a.startTime) < epochMs(b.startTime) ? a : b));
+    expect(Math.abs(epochMs(waiter.endTime) - epochMs(firstHold.endTime))).toBeLessThan(250);
   });
 
   it('reports the leases held right now in the lock.held gauge, by key template', async () => {
     const { locks, inventory } = await start();
+    // what the gauge's callback observes at a collection: one value per key template
+    const held = async () => {
+      const collected = await otel.collectMetrics();
+      if (!collected.metrics.some((metric) => metric.descriptor.name === LOCK_METRICS.held)) return [];
+      return collected.points(LOCK_METRICS.held).map(({ value, attributes }) => ({ value, attributes }));
+    };
     let during: unknown;
     await Promise.all([
       inventory.reserve('a', 200),
       inventory.reserve('b', 200),
-      sleep(100).then(async () => (during = await otel.meters.collect(LOCK_METRICS.held))),
+      sleep(100).then(async () => (during = await held())),
     ]);
     expect(during).toEqual([{ value: 2, attributes: INVENTORY }]);
     const lock = await locks.acquire('other');
-    expect(await otel.meters.collect(LOCK_METRICS.held)).toEqual([
+    expect(await held()).toEqual([
       { value: 0, attributes: INVENTORY },
       { value: 1, attributes: DIRECT },
     ]);
@@ -190,36 +209,41 @@ describe('OpenTelemetry metrics and spans', () => {
     await app!.close();
     app = undefined;
     // a closed application no longer reports
-    expect(await otel.meters.collect(LOCK_METRICS.held)).toEqual([]);
+    expect(await held()).toEqual([]);
   });
 
   it('adds the resolved key only when resolvedKeys is on', async () => {
     const { inventory } = await start({ telemetry: { resolvedKeys: true } });
     await inventory.reserve('42');
-    expect(otel.meters.measurements(LOCK_METRICS.acquisitions)).toEqual([
+    const acquisitions = (await otel.collectMetrics()).points(LOCK_METRICS.acquisitions);
+    expect(acquisitions.map(({ value, attributes }) => ({ value, attributes }))).toEqual([
       { value: 1, attributes: { ...INVENTORY, 'lock.key': 'inventory:42' } },
     ]);
-    expect(otel.tracer.ended('lock.hold')[0].attributes['lock.key']).toBe('inventory:42');
+    expect((await otel.collectSpans()).ended('lock.hold')[0].attributes['lock.key']).toBe('inventory:42');
   });
 
   it('records nothing with telemetry: false, only metrics with traces: false, only spans with metrics: false', async () => {
+    // no meter at all: an instrument that records nothing would not show in a collection
+    const getMeter = jest.spyOn(otel.meterProvider, 'getMeter');
     const off = await start({ telemetry: false });
     await off.inventory.reserve('1');
-    expect(otel.meters.instruments.size).toBe(0);
-    expect(otel.tracer.spans).toEqual([]);
+    expect(getMeter).not.toHaveBeenCalled();
+    expect((await otel.collectMetrics()).metrics).toEqual([]);
+    expect((await otel.collectSpans()).started).toEqual([]);
+    getMeter.mockRestore();
     await app!.close();
 
     const metricsOnly = await start({ telemetry: { traces: false } });
     await metricsOnly.inventory.reserve('1');
-    expect(otel.meters.sum(LOCK_METRICS.acquisitions)).toBe(1);
-    expect(otel.tracer.spans).toEqual([]);
+    expect((await otel.collectMetrics()).sum(LOCK_METRICS.acquisitions)).toBe(1);
+    expect((await otel.collectSpans()).started).toEqual([]);
     await app!.close();
 
     const tracesOnly = await start({ telemetry: { metrics: false } });
     await tracesOnly.inventory.reserve('1');
     // still the one acquisition of the metrics-only app
-    expect(otel.meters.sum(LOCK_METRICS.acquisitions)).toBe(1);
-    expect(otel.tracer.ended('lock.hold')).toHaveLength(1);
+    expect((await otel.collectMetrics()).sum(LOCK_METRICS.acquisitions)).toBe(1);
+    expect((await otel.collectSpans()).ended('lock.hold')).toHaveLength(1);
   });
 
   it('refuses a telemetry option that is neither a boolean nor an object of booleans', async () => {
@@ -233,8 +257,8 @@ describe('OpenTelemetry metrics and spans', () => {
     await (await manager.acquire('k')).release();
     telemetry!.detach();
     await (await manager.acquire('k')).release();
-    expect(otel.meters.sum(LOCK_METRICS.acquisitions, { 'lock.store': 'MemoryLockStore' })).toBe(1);
-    expect(otel.tracer.ended('lock.hold')).toHaveLength(1);
+    expect((await otel.collectMetrics()).sum(LOCK_METRICS.acquisitions, { 'lock.store': 'MemoryLockStore' })).toBe(1);
+    expect((await otel.collectSpans()).ended('lock.hold')).toHaveLength(1);
     await manager.close();
   });
 });
