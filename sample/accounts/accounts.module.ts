@@ -5,6 +5,5 @@ import { AccountsService } from './accounts.service.js';
 @Module({
   controllers: [AccountsController],
   providers: [AccountsService],
-  exports: [AccountsService],
 })
 export class AccountsModule {}

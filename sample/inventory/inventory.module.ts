@@ -5,6 +5,5 @@ import { InventoryService } from './inventory.service.js';
 @Module({
   controllers: [InventoryController],
   providers: [InventoryService],
-  exports: [InventoryService],
 })
 export class InventoryModule {}

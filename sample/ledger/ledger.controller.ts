@@ -51,7 +51,7 @@ export class LedgerController {
       () => undefined,
       (error: Error) => error.message,
     );
-    await a.release();
+    await a.release(); // resolves false: the lease was gone, and B's is untouched
     return {
       a: { fence: a.fence as number, accepted: refusal === undefined, refusal },
       b: { fence: b.fence, accepted: true },

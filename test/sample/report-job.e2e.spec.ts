@@ -36,11 +36,20 @@ describe('the @Cron report job guarded by @WithLock (skip, holdAtLeast) on three
     }
   });
 
-  it('keeps the lock after a run that took a millisecond, for the rest of its 500 ms (holdAtLeast)', async () => {
-    const seen = (await runs()).length;
-    await until(async () => (await runs()).length > seen, 3000);
-    const state = await instances[0].app.get(LockService).inspect('report');
-    expect(state.held).toBe(true);
-    expect(state.remainingTtl).toBeLessThanOrEqual(500);
+  it('keeps the lock after a run that took a millisecond, until 500 ms after it started (holdAtLeast)', async () => {
+    const locks = instances[0].app.get(LockService);
+    // a run starts at its tick or later, so an inspect answered within 500 ms of the tick must find the lock
+    // held; on a machine too busy to look that soon, try the next tick
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const seen = (await runs()).length;
+      await until(async () => (await runs()).length > seen, 3000);
+      const { tick } = (await runs())[seen];
+      const state = await locks.inspect('report');
+      if (Date.now() - tick * 1000 >= 500) continue;
+      expect(state.held).toBe(true);
+      expect(state.remainingTtl).toBeLessThanOrEqual(500);
+      return;
+    }
+    throw new Error('no report run could be inspected within 500 ms of its tick in 5 tries');
   });
 });
