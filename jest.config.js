@@ -17,7 +17,8 @@ export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // the sample imports the package by its name, as an application would; here that name is lib/
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-lock$': '<rootDir>/lib/index.ts' },
   testMatch: ['<rootDir>/lib/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -1,10 +1,11 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LockConfigurationError } from './errors/lock-configuration.error.js';
-import { NEST_METHOD_METADATA, NEST_PATH_METADATA, WITH_LOCK_METADATA } from './lock.constants.js';
+import { WITH_LOCK_METADATA } from './lock.constants.js';
 import { bindInstance } from './lock-registry.js';
 import type { LockedMethod } from './locked-method.js';
 import { LockService } from './lock.service.js';
+import { isHttpHandler } from './utils/is-http-handler.js';
 
 /**
  * At bootstrap, finds every `@WithLock` method of the application's providers and controllers: binds
@@ -41,10 +42,7 @@ export class LockExplorer implements OnModuleInit {
   }
 
   private check(locked: LockedMethod, method: object): void {
-    const isHttpHandler =
-      Reflect.getOwnMetadata(NEST_PATH_METADATA, method) !== undefined &&
-      Reflect.getOwnMetadata(NEST_METHOD_METADATA, method) !== undefined;
-    const unresolvable = locked.unresolvablePlaceholders(isHttpHandler);
+    const unresolvable = locked.unresolvablePlaceholders(isHttpHandler(method));
     if (unresolvable.length === 0) return;
     const { label, parameterNames } = locked.definition;
     throw new LockConfigurationError(

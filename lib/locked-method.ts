@@ -66,14 +66,19 @@ export class LockedMethod {
     );
   }
 
-  /** Runs `call` under the lock(s) of this method, per its policy. */
+  /**
+   * Runs `call` under the lock(s) of this method, per its policy. Placeholders read the request being
+   * handled only when this method is its handler: a provider method called during a request has its own
+   * arguments, which a route param or body field of the same name must not replace.
+   */
   async invoke<T>(
     service: LockManager,
     instance: unknown,
     args: unknown[],
     call: () => T | Promise<T>,
+    httpHandler = false,
   ): Promise<T | undefined> {
-    const keys = this.keysFor(instance, args);
+    const keys = this.keysFor(instance, args, httpHandler);
     const settings = this.settingsFor(service);
     const keyTemplateOf = settings.metricKey === undefined ? this.keyTemplates(keys) : undefined;
     return service.runLocked(keys, settings, call, {
@@ -99,10 +104,10 @@ export class LockedMethod {
     return (key) => templates[keys.indexOf(key)]?.template;
   }
 
-  private keysFor(instance: unknown, args: unknown[]): string[] {
+  private keysFor(instance: unknown, args: unknown[], httpHandler: boolean): string[] {
     const { key, parameterNames } = this.definition;
     if (this.templates) {
-      const sources = { args, parameterNames, request: currentRequest() };
+      const sources = { args, parameterNames, request: httpHandler ? currentRequest() : undefined };
       return this.templates.map((template) => template.resolve(sources));
     }
     const produced = (key as (...a: unknown[]) => unknown).apply(instance, args);

@@ -15,7 +15,11 @@ const options = {
   sourceMaps: 'inline',
 };
 
+// the sample imports the package by its name, as an application would; here that name is lib/
+const packageEntry = new URL('../lib/index.ts', import.meta.url).href;
+
 export async function resolve(specifier, context, nextResolve) {
+  if (specifier === 'nestjs-lock') return nextResolve(packageEntry, context);
   // sources import './x.js' as compiled ESM does; before compilation the file is './x.ts'
   if (specifier.endsWith('.js') && (specifier.startsWith('.') || specifier.startsWith('file:')) && context.parentURL) {
     const candidate = new URL(specifier.replace(/\.js$/, '.ts'), context.parentURL);
