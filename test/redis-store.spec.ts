@@ -226,6 +226,33 @@ describe('RedisLockStore when the server forgets its scripts', () => {
   });
 });
 
+describe('RedisLockStore fences across data loss', () => {
+  it('grants a fence above every earlier one after the server restarts empty', async () => {
+    const restarted = await startRedisServer();
+    onCleanup(() => restarted.stop());
+    const client = connect(restarted.url);
+    const manager = lockManager(redisStore(client));
+    const before: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const lock = await manager.acquire('fenced', { fencing: true });
+      before.push(lock.fence!);
+      await lock.release();
+    }
+
+    const reconnected = new Promise((resolve) => client.once('ready', resolve));
+    await restarted.stop();
+    await restarted.start();
+    await reconnected;
+
+    // the counter is gone with the data; a fresh one from 1 would make the new holder look stale
+    const after = await manager.acquire('fenced', { fencing: true });
+    expect(after.fence).toBeGreaterThan(Math.max(...before));
+    expect(Number.isSafeInteger(after.fence)).toBe(true);
+    expect((await manager.inspect('fenced')).fence).toBe(after.fence);
+    await after.release();
+  });
+});
+
 describe('RedisLockStore when Redis goes away mid-test', () => {
   let outage: RedisServerHandle;
   let client: Redis;
