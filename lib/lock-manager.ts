@@ -344,8 +344,13 @@ export class LockManager {
     this.renewer.remove(lock);
     if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
     try {
-      if (keepFor !== undefined && keepFor > 0) return await this.store.extend(lock.key, lock.token, keepFor);
-      return await this.store.release(lock.key, lock.token);
+      const released =
+        keepFor !== undefined && keepFor > 0
+          ? await this.store.extend(lock.key, lock.token, keepFor)
+          : await this.store.release(lock.key, lock.token);
+      // the store lost the lease before we knew (a restart, a deletion): the holder hears it, if only now
+      if (!released) this.onLost(lock, 'taken');
+      return released;
     } catch (error) {
       throw error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
     } finally {

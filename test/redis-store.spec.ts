@@ -640,6 +640,41 @@ describe('Lock handle on Redis', () => {
     expect(await admin.exists(names('deleted').lock)).toBe(0);
   });
 
+  it('tells the holder of using() its lease was lost when the store forgot it before the first renewal', async () => {
+    const warnings: string[] = [];
+    const logged = lockManager(redisStore(), {
+      logger: { warn: (message) => warnings.push(message), error: (message) => warnings.push(message) },
+    });
+    let signal: AbortSignal | undefined;
+    await logged.using(
+      'forgotten',
+      async (lock) => {
+        signal = lock.signal;
+        // as a restart without persistence would: the lease is gone, the holder cannot know yet
+        await admin.del(names('forgotten').lock);
+      },
+      { ttl: 30_000 },
+    );
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBeInstanceOf(LockLostError);
+    expect((signal?.reason as LockLostError).reason).toBe('taken');
+    expect(warnings).toEqual([(signal?.reason as LockLostError).message]);
+  });
+
+  it('does not report a lease lost when release() follows a loss already signalled', async () => {
+    const warnings: string[] = [];
+    const logged = lockManager(redisStore(), {
+      logger: { warn: (message) => warnings.push(message), error: (message) => warnings.push(message) },
+    });
+    const lock = await logged.acquire('expired-first', { ttl: 200 });
+    const reason = await abortReason(lock.signal, 200 + MARGIN);
+    // the local validity ends a little before the server's expiry: wait for the server too
+    await until(async () => (await admin.exists(names('expired-first').lock)) === 0);
+    expect(await lock.release()).toBe(false);
+    expect(lock.signal.reason).toBe(reason);
+    expect(warnings).toHaveLength(1);
+  });
+
   it('aborts the signal with "expired" when a lease without auto-renew outlives its TTL', async () => {
     const started = performance.now();
     const lock = await manager.acquire('short', { ttl: 300, autoRenew: false });
