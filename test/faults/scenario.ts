@@ -20,7 +20,7 @@ export interface ScenarioOptions {
   readonly lockUrl: string;
   /** Settings of every worker; `perWorker` overrides some for worker `index`. */
   readonly worker: Pick<WorkerConfig, 'sections' | 'holdMs' | 'ttl' | 'wait' | 'commandTimeout'> &
-    Partial<Pick<WorkerConfig, 'retry' | 'announce' | 'deadlineMs' | 'maxRetriesPerRequest' | 'gapMs'>>;
+    Partial<Pick<WorkerConfig, 'retry' | 'announce' | 'deadlineMs' | 'maxRetriesPerRequest' | 'gapMs' | 'bypassLock'>>;
   readonly perWorker?: (index: number) => Partial<WorkerConfig>;
   /** The whole run, from `go` to the last result, must end within this many ms. */
   readonly boundMs: number;

@@ -45,6 +45,8 @@ export interface WorkerConfig {
   readonly commandTimeout: number;
   /** ioredis `maxRetriesPerRequest`: 1 resends a command cut by a reconnect, 0 fails it. @default 1 */
   readonly maxRetriesPerRequest?: number;
+  /** Run the section without taking the lock (fence 1 for all): a control that the checkers must catch. */
+  readonly bypassLock?: boolean;
   /** Pause between two calls, so that the lock is often free when a call comes. @default 0 */
   readonly gapMs?: number;
   /** Print `entered <sid>` when a section starts, for the test to time its faults. */
@@ -140,7 +142,10 @@ lines.on('close', () => process.exit(0));
 console.log('ready');
 await go;
 
-async function section(lock: Lock, sid: string, n: number): Promise<void> {
+/** What a section uses of its lock. */
+type Held = Pick<Lock, 'fence' | 'isHeld' | 'signal'>;
+
+async function section(lock: Held, sid: string, n: number): Promise<void> {
   const fence = lock.fence!;
   lock.signal.addEventListener(
     'abort',
@@ -174,6 +179,11 @@ for (let n = 1; !stopping && result.completed < config.sections && performance.n
   let leftAt: number | undefined;
   result.attempts++;
   try {
+    if (config.bypassLock) {
+      await section({ fence: 1, isHeld: true, signal: new AbortController().signal }, sid, n);
+      result.completed++;
+      continue;
+    }
     await locks.using(
       config.resource,
       async (lock) => {
