@@ -38,7 +38,10 @@ export default class FaultTableReporter {
       .map((line) => JSON.parse(line))
       .map((row) => ({ ...row, result: this.status.get(row.test) === 'passed' ? 'pass' : 'FAIL' }));
     if (rows.length === 0) return;
-    const cells = [COLUMNS.map(([, title]) => title), ...rows.map((row) => COLUMNS.map(([key]) => String(row[key])))];
+    const cells = [
+      COLUMNS.map(([, title]) => title),
+      ...rows.map((row) => COLUMNS.map(([key]) => String(row[key] ?? '-'))),
+    ];
     const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
     const format = (line) => `| ${line.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
     const rule = `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`;

@@ -57,9 +57,10 @@ export interface FaultRow {
   readonly operations: number;
   readonly sections: number;
   readonly faults: string;
-  readonly staleRefused: number;
-  readonly overlaps: number;
-  readonly lostSignalled: number;
+  /** The three below are left out for checks that are not lock-holder scenarios. */
+  readonly staleRefused?: number;
+  readonly overlaps?: number;
+  readonly lostSignalled?: number;
   readonly violations: number;
   readonly seconds: number;
   readonly notes?: string;
