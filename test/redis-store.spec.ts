@@ -603,6 +603,16 @@ describe('RedisLockStore permissions', () => {
     expect(acquired.error).toBeInstanceOf(LockStoreError);
     expect(acquired.elapsed).toBeLessThan(COMMAND_TIMEOUT + MARGIN);
   });
+
+  it('keeps the password out of the verify() error and its cause, which a logger prints in full', async () => {
+    await admin.call('ACL', 'SETUSER', 'secretive', 'on', '>right-secret', '~*', '+@all');
+    const store = redisStore(connect(server.url, { username: 'secretive', password: 'wrong-secret' }));
+    const error = await store.verify().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockStoreError);
+    const printed = inspect(error, { depth: null, showHidden: true });
+    expect(printed).toMatch(/WRONGPASS/);
+    expect(printed).not.toContain('wrong-secret');
+  });
 });
 
 describe('Lock handle on Redis', () => {
