@@ -16,6 +16,13 @@ const COLUMNS = [
   ['result', 'Result'],
 ];
 
+/** Rows follow the story: crashes, data loss, the network, stalls, then the security checks. */
+const FILE_ORDER = ['crash', 'restart', 'network', 'stalls', 'security'];
+const rank = (file = '') => {
+  const index = FILE_ORDER.findIndex((name) => file.endsWith(`/${name}.spec.ts`));
+  return index < 0 ? FILE_ORDER.length : index;
+};
+
 export default class FaultTableReporter {
   constructor() {
     this.file = process.env.FAULT_REPORT_FILE;
@@ -35,7 +42,8 @@ export default class FaultTableReporter {
     const rows = readFileSync(this.file, 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line))
+      .map((line, index) => ({ ...JSON.parse(line), index }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.index - b.index)
       .map((row) => ({ ...row, result: this.status.get(row.test) === 'passed' ? 'pass' : 'FAIL' }));
     if (rows.length === 0) return;
     const cells = [
