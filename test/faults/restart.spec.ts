@@ -15,8 +15,9 @@ describe('a Redis restart that loses every lease', () => {
       name: 'Redis restarted with a lease held',
       processes: 3,
       lockUrl: server.url,
-      // sections end before their first renewal (ttl/3): only the release can learn the lease is gone
-      worker: { sections: 4, holdMs: 800, ttl: 6000, wait: 20_000, commandTimeout: 1000, announce: true },
+      // sections end before their first renewal (ttl/3): only the release can learn the lease is gone;
+      // they last long enough for Redis to be back by then
+      worker: { sections: 3, holdMs: 1500, ttl: 6000, wait: 20_000, commandTimeout: 1000, announce: true },
       boundMs: 40_000,
       leasesCanBeLost: true,
       unfencedMustHold: false,
@@ -41,7 +42,7 @@ describe('a Redis restart that loses every lease', () => {
       expect(straddling.map((s) => s.sid)).toEqual(['p0:2']);
       expect(straddling.map((s) => s.lost?.reason)).toEqual(['taken']);
       expect(after.filter((s) => s.fenced !== 'accepted').map((s) => s.sid)).toEqual([]);
-      expect(outcome.results.map((result) => result.completed)).toEqual([4, 4, 4]);
+      expect(outcome.results.map((result) => result.completed)).toEqual([3, 3, 3]);
     } finally {
       await scenario.close();
     }
