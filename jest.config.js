@@ -20,6 +20,8 @@ export default {
   // the sample imports the package by its name, as an application would; here that name is lib/
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-lock$': '<rootDir>/lib/index.ts' },
   testMatch: ['<rootDir>/lib/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+  // the fault-injection suite runs on its own: npm run test:faults (jest.faults.config.js)
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30000,

@@ -425,8 +425,8 @@ export class LockManager {
     } finally {
       this.queues.get(lock.key)?.wake();
     }
-    // the store no longer had our token: the lease had ended before its holder was done with it
-    if (!released) this.observer.lost(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
+    // the store no longer had our token: the lease ended before its holder was done, and the holder hears it
+    if (!released) this.onLost(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
     else this.observer.released(lock, keptFor);
     return released;
   }

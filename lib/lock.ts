@@ -89,7 +89,8 @@ export class Lock {
 
   /**
    * Releases the lease if it is still ours. Never throws because the lease already ended: it resolves
-   * `false` then (also on a second call).
+   * `false` then (also on a second call), and a loss nobody had noticed yet (the store forgot the lease)
+   * aborts the signal with a `LockLostError` of reason `taken`.
    * @param keepFor keep the key for this many ms instead of deleting it (token-checked), e.g. so a job
    *   that finished early is not run again by an instance whose clock is a little behind
    * @throws LockStoreError when the store fails

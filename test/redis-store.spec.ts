@@ -227,6 +227,33 @@ describe('RedisLockStore when the server forgets its scripts', () => {
   });
 });
 
+describe('RedisLockStore fences across data loss', () => {
+  it('grants a fence above every earlier one after the server restarts empty', async () => {
+    const restarted = await startRedisServer();
+    onCleanup(() => restarted.stop());
+    const client = connect(restarted.url);
+    const manager = lockManager(redisStore(client));
+    const before: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const lock = await manager.acquire('fenced', { fencing: true });
+      before.push(lock.fence!);
+      await lock.release();
+    }
+
+    const reconnected = new Promise((resolve) => client.once('ready', resolve));
+    await restarted.stop();
+    await restarted.start();
+    await reconnected;
+
+    // the counter is gone with the data; a fresh one from 1 would make the new holder look stale
+    const after = await manager.acquire('fenced', { fencing: true });
+    expect(after.fence).toBeGreaterThan(Math.max(...before));
+    expect(Number.isSafeInteger(after.fence)).toBe(true);
+    expect((await manager.inspect('fenced')).fence).toBe(after.fence);
+    await after.release();
+  });
+});
+
 describe('RedisLockStore when Redis goes away mid-test', () => {
   let outage: RedisServerHandle;
   let client: Redis;
@@ -589,6 +616,16 @@ describe('RedisLockStore permissions', () => {
     expect(acquired.error).toBeInstanceOf(LockStoreError);
     expect(acquired.elapsed).toBeLessThan(COMMAND_TIMEOUT + MARGIN);
   });
+
+  it('keeps the password out of the verify() error and its cause, which a logger prints in full', async () => {
+    await admin.call('ACL', 'SETUSER', 'secretive', 'on', '>right-secret', '~*', '+@all');
+    const store = redisStore(connect(server.url, { username: 'secretive', password: 'wrong-secret' }));
+    const error = await store.verify().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockStoreError);
+    const printed = inspect(error, { depth: null, showHidden: true });
+    expect(printed).toMatch(/WRONGPASS/);
+    expect(printed).not.toContain('wrong-secret');
+  });
 });
 
 describe('Lock handle on Redis', () => {
@@ -624,6 +661,41 @@ describe('Lock handle on Redis', () => {
     expect(lock.signal.reason).toBe(error);
     expect(lock.isHeld).toBe(false);
     expect(await admin.exists(names('deleted').lock)).toBe(0);
+  });
+
+  it('tells the holder of using() its lease was lost when the store forgot it before the first renewal', async () => {
+    const warnings: string[] = [];
+    const logged = lockManager(redisStore(), {
+      logger: { warn: (message) => warnings.push(message), error: (message) => warnings.push(message) },
+    });
+    let signal: AbortSignal | undefined;
+    await logged.using(
+      'forgotten',
+      async (lock) => {
+        signal = lock.signal;
+        // as a restart without persistence would: the lease is gone, the holder cannot know yet
+        await admin.del(names('forgotten').lock);
+      },
+      { ttl: 30_000 },
+    );
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBeInstanceOf(LockLostError);
+    expect((signal?.reason as LockLostError).reason).toBe('taken');
+    expect(warnings).toEqual([(signal?.reason as LockLostError).message]);
+  });
+
+  it('does not report a lease lost when release() follows a loss already signalled', async () => {
+    const warnings: string[] = [];
+    const logged = lockManager(redisStore(), {
+      logger: { warn: (message) => warnings.push(message), error: (message) => warnings.push(message) },
+    });
+    const lock = await logged.acquire('expired-first', { ttl: 200 });
+    const reason = await abortReason(lock.signal, 200 + MARGIN);
+    // the local validity ends a little before the server's expiry: wait for the server too
+    await until(async () => (await admin.exists(names('expired-first').lock)) === 0);
+    expect(await lock.release()).toBe(false);
+    expect(lock.signal.reason).toBe(reason);
+    expect(warnings).toHaveLength(1);
   });
 
   it('aborts the signal with "expired" when a lease without auto-renew outlives its TTL', async () => {

@@ -166,7 +166,7 @@ export class RedisLockStore implements LockStore {
         const detail = /NOPERM/.test(message)
           ? `the Redis user may not run scripts (${message}); grant it +evalsha +eval +script|load, or +@scripting`
           : message;
-        throw new LockStoreError('load its Lua scripts', undefined, error, detail);
+        throw new LockStoreError('load its Lua scripts', undefined, withoutArguments(error), detail);
       }
     }
   }
@@ -228,8 +228,9 @@ export class RedisLockStore implements LockStore {
 }
 
 /**
- * ioredis attaches the failed command to its errors, arguments included; ours carry the lease token,
- * which would reach every log that prints the LockStoreError with its `cause`. Keeps the command name.
+ * ioredis attaches the failed command to its errors, arguments included; ours carry the lease token, and
+ * a failed AUTH carries the password, which would reach every log that prints the LockStoreError with its
+ * `cause`. Keeps the command name.
  */
 function withoutArguments(error: unknown): unknown {
   const command = error instanceof Error ? (error as { command?: unknown }).command : undefined;

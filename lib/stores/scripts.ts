@@ -37,7 +37,16 @@ end
 -- the fence counter has no expiry: it must keep growing across every grant of this resource;
 -- it goes first, so a fence key of another type fails the script before anything is written
 local fence = 0
-if ARGV[3] == '1' then fence = redis.call('INCR', KEYS[2]) end
+if ARGV[3] == '1' then
+  fence = redis.call('INCR', KEYS[2])
+  -- a counter that starts over (a new resource, or one a restart lost) starts from the server clock in
+  -- microseconds: above every fence granted before it, as no resource is granted twice in a microsecond
+  if fence == 1 then
+    local now = redis.call('TIME')
+    fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+    redis.call('SET', KEYS[2], string.format('%.0f', fence))
+  end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 -- who holds it, for inspect(): the same expiry as the lease, so it never describes a past holder;
 -- a grant without a record drops one left by a lease deleted from outside

@@ -110,6 +110,41 @@ describe('startFaultProxy', () => {
     expect(proxy.connections).toBe(1);
   });
 
+  it('cuts the connection carrying a marked request before the server sees it', async () => {
+    const redis = client({ maxRetriesPerRequest: 0, retryStrategy: () => null });
+    await redis.connect();
+    await direct.del('harness:proxy:dropped', 'harness:proxy:other');
+    await redis.set('harness:proxy:other', 'before');
+    const cut = proxy.cutOn('harness:proxy:dropped', 'request');
+    await expect(redis.set('harness:proxy:dropped', 'never')).rejects.toThrow();
+    await cut;
+    await expect(direct.get('harness:proxy:dropped')).resolves.toBeNull();
+    await expect(direct.get('harness:proxy:other')).resolves.toBe('before');
+  });
+
+  it('cuts the connection carrying a marked request after the server ran it, losing only the reply', async () => {
+    const redis = client({ maxRetriesPerRequest: 0, retryStrategy: () => null });
+    await redis.connect();
+    await direct.del('harness:proxy:ran');
+    const cut = proxy.cutOn('harness:proxy:ran', 'reply');
+    await expect(redis.set('harness:proxy:ran', 'applied')).rejects.toThrow();
+    await cut;
+    await expect(direct.get('harness:proxy:ran')).resolves.toBe('applied');
+  });
+
+  it('cuts only once per call, and refuses a second cut while one is armed', async () => {
+    const redis = client();
+    await redis.connect();
+    const cut = proxy.cutOn('harness:proxy:once', 'request');
+    await expect(proxy.cutOn('harness:proxy:once', 'reply')).rejects.toThrow(/already armed/);
+    await redis.set('harness:proxy:unmarked', '1');
+    expect(proxy.connections).toBe(1);
+    // ioredis sends the dropped command again once it has reconnected; the second time it goes through
+    await expect(redis.set('harness:proxy:once', 'resent')).resolves.toBe('OK');
+    await cut;
+    await expect(direct.get('harness:proxy:once')).resolves.toBe('resent');
+  });
+
   it('refuses new connections while open ones keep working', async () => {
     const open = client();
     await open.connect();

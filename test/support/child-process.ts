@@ -8,29 +8,45 @@ export interface ChildHandle {
   readonly process: ChildProcess;
   /** Everything the child printed to stdout so far. */
   readonly output: () => string;
+  /** Everything the child printed to stderr so far. */
+  readonly errorOutput: () => string;
+  /** Writes `line` and a newline to the child's stdin. */
+  send(line: string): void;
   /** Resolves when the child prints a line containing `text`; rejects if it exits first or after `timeout`. */
   waitFor(text: string, timeout?: number): Promise<void>;
   /** Kills the child (SIGKILL by default, like a crash) and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** How {@link startChild} runs Node, beyond the child's environment. */
+export interface ChildOptions {
+  /** Extra Node flags, e.g. `--expose-gc`. */
+  readonly nodeArgs?: readonly string[];
+}
+
 /**
  * Starts `file` (TypeScript, run through scripts/ts-loader.js). The child's stdin is a pipe it should
  * watch: when the test process dies, the pipe closes and the child exits, so nothing is left behind.
  */
-export function startChild(file: string, env: Record<string, string>): ChildHandle {
-  const child = spawn(process.execPath, ['--import', loader, file], {
+export function startChild(file: string, env: Record<string, string>, options: ChildOptions = {}): ChildHandle {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', loader, file], {
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
+  // a write to a child that already exited fails with EPIPE; the exit itself is what the test sees
+  child.stdin?.on('error', () => undefined);
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     process: child,
     output: () => stdout,
+    errorOutput: () => stderr,
+    send(line) {
+      child.stdin?.write(`${line}\n`);
+    },
     waitFor(text, timeout = 20_000) {
       return new Promise((resolve, reject) => {
         const check = (): void => {

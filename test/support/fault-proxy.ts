@@ -25,6 +25,14 @@ export interface FaultProxy {
   /** Destroys every open connection on both sides, as a crash of a middlebox would. */
   cutAll(): void;
   /**
+   * Cuts the one connection that next carries a client chunk containing `marker` (e.g. the SHA1 of a Lua
+   * script, to hit one kind of command): with `'request'` the chunk is dropped, so the server never sees it;
+   * with `'reply'` it is delivered and the connection is cut when the server's answer arrives, so the
+   * command ran but its reply is lost. Resolves when the cut happened; one cut per call.
+   * @throws Error when a cut is already armed.
+   */
+  cutOn(marker: string, when: 'request' | 'reply'): Promise<void>;
+  /**
    * While on, the proxy stops listening so new connections fail with ECONNREFUSED; open ones keep working.
    * @throws Error when turning it off and the port was taken meanwhile.
    */
@@ -47,6 +55,7 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
   const targetPort = typeof target === 'string' ? Number(url.port || 6379) : target.port;
   const links = new Set<Link>();
   const faults: Faults = { latencyMs: 0, blackholed: false };
+  let armed: { marker: Buffer; when: 'request' | 'reply'; done: () => void } | undefined;
 
   const onConnection = (client: Socket): void => {
     const server = connect({ port: targetPort, host: targetHost, allowHalfOpen: true });
@@ -54,8 +63,30 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
     links.add(link);
     client.setNoDelay(true);
     server.setNoDelay(true);
-    client.on('data', (chunk: Buffer) => link.toServer.push(chunk));
-    server.on('data', (chunk: Buffer) => link.toClient.push(chunk));
+    client.on('data', (chunk: Buffer) => {
+      const cut = armed;
+      if (cut && !link.cutOnReply && chunk.includes(cut.marker)) {
+        armed = undefined;
+        if (cut.when === 'request') {
+          links.delete(link);
+          destroyLink(link);
+          cut.done();
+          return;
+        }
+        link.cutOnReply = cut.done;
+      }
+      link.toServer.push(chunk);
+    });
+    server.on('data', (chunk: Buffer) => {
+      const done = link.cutOnReply;
+      if (done) {
+        links.delete(link);
+        destroyLink(link);
+        done();
+        return;
+      }
+      link.toClient.push(chunk);
+    });
     client.on('end', () => link.toServer.push('end'));
     server.on('end', () => link.toClient.push('end'));
     const teardown = (): void => {
@@ -123,11 +154,16 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
       }
     },
     cutAll,
+    cutOn(marker, when) {
+      if (armed) return Promise.reject(new Error('A cut is already armed; await it before arming the next.'));
+      return new Promise((resolve) => (armed = { marker: Buffer.from(marker), when, done: resolve }));
+    },
     async refuse(on) {
       if (on) return stopListening();
       listener ??= await listen(port);
     },
     async close() {
+      armed = undefined;
       stopListening();
       cutAll();
     },
@@ -144,6 +180,8 @@ interface Link {
   server: Socket;
   toServer: Pipe;
   toClient: Pipe;
+  /** Set once a request marked for a `'reply'` cut went through: the next server chunk ends the link. */
+  cutOnReply?: () => void;
 }
 
 function destroyLink(link: Link): void {

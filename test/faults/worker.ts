@@ -1,0 +1,225 @@
+// One process of a fault scenario: a Nest application that takes one lock over and over and, inside it,
+// does the work the invariant checkers watch. Started by scenario.ts; speaks to it by lines on stdin/stdout.
+import 'reflect-metadata';
+import { appendFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { inspect } from 'node:util';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
+import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lock-store.interface.js';
+import {
+  isLockError,
+  LockModule,
+  LockService,
+  RedisLockStore,
+  type Lock,
+  type LockLostError,
+} from '../../lib/index.js';
+import { blockEventLoop } from '../support/faults.js';
+import { FencedResource, LostUpdateCounter } from '../support/invariants.js';
+
+/** What a worker does; given as JSON in `WORKER_CONFIG`. */
+export interface WorkerConfig {
+  /** Process name; section ids are `<id>:<n>`. */
+  readonly id: string;
+  /** The Redis that holds the locks (maybe through a fault proxy). */
+  readonly lockUrl: string;
+  /** The Redis of the checkers (never faulted). */
+  readonly dataUrl: string;
+  readonly checkerPrefix: string;
+  readonly keyPrefix: string;
+  /** The one lock key every worker of the scenario contends for. */
+  readonly resource: string;
+  /** Stop after this many completed critical sections (or on `stop`). */
+  readonly sections: number;
+  /** Stop trying after this many ms from `go`, whatever else happens. */
+  readonly deadlineMs: number;
+  /** Time spent inside a section between the reads and the writes. */
+  readonly holdMs: number;
+  readonly ttl: number;
+  readonly wait: number;
+  readonly retry?: { minDelay?: number; maxDelay?: number };
+  readonly commandTimeout: number;
+  /** ioredis `maxRetriesPerRequest`: 1 resends a command cut by a reconnect, 0 fails it. @default 1 */
+  readonly maxRetriesPerRequest?: number;
+  /** Run the section without taking the lock (fence 1 for all): a control that the checkers must catch. */
+  readonly bypassLock?: boolean;
+  /** Pause between two calls, so that the lock is often free when a call comes. @default 0 */
+  readonly gapMs?: number;
+  /** Print `entered <sid>` when a section starts, for the test to time its faults. */
+  readonly announce?: boolean;
+  /** Block the event loop for `blockMs` inside this section number instead of holding. */
+  readonly blockAtSection?: number;
+  readonly blockMs?: number;
+  /** Every token this process sends is appended here, so the test can look for it in the logs. */
+  readonly tokensFile: string;
+}
+
+/** What a worker reports on its last line, `result <json>`. */
+export interface WorkerResult {
+  readonly id: string;
+  /** `using()` calls made. */
+  attempts: number;
+  /** Critical sections that ran to their end. */
+  completed: number;
+  /** Failed calls by error code. */
+  errors: Record<string, number>;
+  /** Lost-lease signals by reason. */
+  lost: Record<string, number>;
+  /** Longest wait from calling `using()` to entering the section. */
+  maxAcquireMs: number;
+  /** Longest time from leaving the section to `using()` returning (the release). */
+  maxReleaseMs: number;
+  /** Longest failed `using()` call. */
+  maxFailedMs: number;
+  /** Errors that are not lock errors: there should be none. */
+  unexpected: string[];
+  /** Unhandled rejections and uncaught exceptions: there should be none. */
+  unhandled: string[];
+  /** Stopped by its deadline rather than by finishing or being told to stop. */
+  timedOut: boolean;
+}
+
+const config = JSON.parse(process.env.WORKER_CONFIG ?? '{}') as WorkerConfig;
+const result: WorkerResult = {
+  id: config.id,
+  attempts: 0,
+  completed: 0,
+  errors: {},
+  lost: {},
+  maxAcquireMs: 0,
+  maxReleaseMs: 0,
+  maxFailedMs: 0,
+  unexpected: [],
+  unhandled: [],
+  timedOut: false,
+};
+const describe = (value: unknown): string =>
+  value instanceof Error ? `${value.name}: ${value.message}` : inspect(value);
+process.on('unhandledRejection', (reason) => result.unhandled.push(`unhandled rejection: ${describe(reason)}`));
+process.on('uncaughtException', (error) => result.unhandled.push(`uncaught exception: ${describe(error)}`));
+
+/** The Redis store, noting every token it is asked to use. */
+class RecordingStore extends RedisLockStore {
+  override acquire(request: AcquireRequest): Promise<AcquireResult> {
+    appendFileSync(config.tokensFile, `${request.token}\n`);
+    return super.acquire(request);
+  }
+}
+
+const lockClient = new Redis(config.lockUrl, {
+  commandTimeout: config.commandTimeout,
+  connectTimeout: 2000,
+  maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
+});
+// outages are the point here; they surface through the commands that fail
+lockClient.on('error', () => undefined);
+const store = new RecordingStore({ client: lockClient, keyPrefix: config.keyPrefix });
+const data = new Redis(config.dataUrl);
+const counter = new LostUpdateCounter(data, config.checkerPrefix);
+const resource = new FencedResource(data, config.checkerPrefix);
+const pending = new Set<Promise<unknown>>();
+
+@Module({ imports: [LockModule.forRoot({ store, fencing: true })] })
+class WorkerModule {}
+
+const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['log', 'warn', 'error'] });
+const locks = app.get(LockService);
+
+let stopping = false;
+let started: () => void;
+const go = new Promise<void>((resolve) => (started = resolve));
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (line) => {
+  if (line === 'go') started();
+  if (line === 'stop') stopping = true;
+});
+// the test process holds our stdin: when it goes away, so do we
+lines.on('close', () => process.exit(0));
+console.log('ready');
+await go;
+
+/** What a section uses of its lock. */
+type Held = Pick<Lock, 'fence' | 'isHeld' | 'signal'>;
+
+async function section(lock: Held, sid: string, n: number): Promise<void> {
+  const fence = lock.fence!;
+  lock.signal.addEventListener(
+    'abort',
+    () => {
+      const reason = (lock.signal.reason as LockLostError).reason;
+      result.lost[reason] = (result.lost[reason] ?? 0) + 1;
+      const noted = resource.lost(sid, reason).catch((error: unknown) => result.unexpected.push(describe(error)));
+      pending.add(noted);
+    },
+    { once: true },
+  );
+  await resource.enter(sid, fence);
+  if (config.announce) console.log(`entered ${sid}`);
+  const value = await counter.read();
+  const fencedValue = await resource.read(fence);
+  if (config.blockAtSection === n) blockEventLoop(config.blockMs ?? 0);
+  else await sleep(config.holdMs);
+  // the unfenced write is only as safe as this check: fine while leases hold, not when Redis forgets them
+  const unfenced = lock.isHeld ? 'written' : 'skipped';
+  if (unfenced === 'written') await counter.write(value + 1);
+  // the fenced write is sent whatever the lease says: the resource decides
+  let fenced: 'accepted' | 'refused-read' | 'refused-write' = 'refused-read';
+  if (fencedValue !== undefined) fenced = (await resource.write(fence, fencedValue + 1)) ? 'accepted' : 'refused-write';
+  await resource.exit(sid, { exitedAt: Date.now(), unfenced, fenced, heldAtExit: lock.isHeld });
+}
+
+const begun = performance.now();
+for (let n = 1; !stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs; n++) {
+  const sid = `${config.id}:${n}`;
+  const calledAt = performance.now();
+  let leftAt: number | undefined;
+  result.attempts++;
+  try {
+    if (config.bypassLock) {
+      await section({ fence: 1, isHeld: true, signal: new AbortController().signal }, sid, n);
+      result.completed++;
+      continue;
+    }
+    await locks.using(
+      config.resource,
+      async (lock) => {
+        result.maxAcquireMs = Math.max(result.maxAcquireMs, performance.now() - calledAt);
+        try {
+          await section(lock, sid, n);
+        } finally {
+          leftAt = performance.now();
+        }
+      },
+      { ttl: config.ttl, wait: config.wait, retry: config.retry },
+    );
+    result.completed++;
+  } catch (error) {
+    const code = isLockError(error) ? error.code : 'OTHER';
+    result.errors[code] = (result.errors[code] ?? 0) + 1;
+    if (!isLockError(error)) result.unexpected.push(describe(error));
+    result.maxFailedMs = Math.max(result.maxFailedMs, performance.now() - calledAt);
+    // a failed call returns at once; do not hammer a store that is down
+    await sleep(20);
+  }
+  if (leftAt !== undefined) result.maxReleaseMs = Math.max(result.maxReleaseMs, performance.now() - leftAt);
+  if (config.gapMs) await sleep(config.gapMs);
+}
+
+result.timedOut = !stopping && result.completed < config.sections;
+
+await app.close();
+await store.close();
+lockClient.disconnect();
+await Promise.all(pending);
+await data.quit();
+// give late rejections of the shutdown a turn to be counted
+await sleep(50);
+result.maxAcquireMs = Math.round(result.maxAcquireMs);
+result.maxReleaseMs = Math.round(result.maxReleaseMs);
+result.maxFailedMs = Math.round(result.maxFailedMs);
+console.log(`result ${JSON.stringify(result)}`);
+process.exit(0);
