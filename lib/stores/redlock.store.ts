@@ -215,11 +215,11 @@ export class RedlockStore implements LockStore {
     });
     if (countAnswers(replies) < this.quorum) throw this.noQuorum('inspect', key, replies);
     const leases = new Map<string, { ttls: number[]; record?: string }>();
-    let fence: number | undefined;
+    const fences: number[] = [];
     for (const reply of replies) {
       if (reply.state !== 'ok') continue;
       const [token, pttl, fenceValue, record] = reply.value;
-      if (fenceValue !== null) fence = Math.max(fence ?? 0, Number(fenceValue));
+      if (fenceValue !== null) fences.push(Number(fenceValue));
       // '~owner' is a hand-off reservation, not a lease
       if (token === null || token.startsWith('~')) continue;
       const lease = leases.get(token) ?? { ttls: [] };
@@ -239,7 +239,7 @@ export class RedlockStore implements LockStore {
     return {
       held: remaining !== undefined,
       ...(remaining !== undefined && remaining !== Infinity ? { remainingTtl: remaining } : {}),
-      ...(fence !== undefined ? { fence } : {}),
+      ...(fences.length > 0 ? { fence: lastGrantedFence(fences, this.quorum) } : {}),
       ...(remaining !== undefined && holder !== undefined ? { holder } : {}),
     };
   }
@@ -427,4 +427,14 @@ function longestHold(replies: readonly NodeReply<AcquireReply>[]): number | unde
     longest = Math.max(longest, reply.value[1]);
   }
   return longest;
+}
+
+/**
+ * The last fence granted, from the counters of the nodes that answered: a grant leaves at least a quorum
+ * of nodes at its fence, while a node outside that quorum may have started its counter later from its own
+ * clock (higher, never granted) or missed grants (lower); the quorum-th highest counter is the grant's.
+ */
+function lastGrantedFence(fences: number[], quorum: number): number {
+  const sorted = [...fences].sort((a, b) => b - a);
+  return sorted[Math.min(quorum, sorted.length) - 1];
 }
