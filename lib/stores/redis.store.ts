@@ -10,6 +10,7 @@ import type {
   LockStore,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
+import { keySlot } from '../utils/key-slot.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
 import { validateKeyPrefix } from '../utils/validate-options.js';
 import { closeClient } from './close-client.js';
@@ -68,7 +69,7 @@ export class RedisLockStore implements LockStore {
     const cluster = isCluster(this.client);
     const notices = options.releaseNotices ?? true;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
-    if (notices) this.subscriber = new ReleaseSubscriber(() => (this.client as Redis).duplicate(), cluster);
+    if (notices) this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -98,22 +99,16 @@ export class RedisLockStore implements LockStore {
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     if (renewals.length === 0) return [];
-    const calls = renewals.map((renewal) => ({
-      keys: [this.keysOf(renewal.key).lock],
-      args: [renewal.token, renewal.ttl],
-    }));
-    let replies: unknown[];
-    try {
-      replies = await runScriptBatch(this.client, EXTEND, calls);
-    } catch (error) {
-      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
-      return renewals.map(() => failure);
-    }
-    return replies.map((reply, index) =>
-      reply instanceof Error
-        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
-        : reply === 1,
+    const outcomes: Array<boolean | Error> = [];
+    // a Cluster pipeline may only hold keys of slots that one node serves: one batch per node
+    const groups = this.groupByNode(renewals.map((renewal) => this.keysOf(renewal.key).lock));
+    await Promise.all(
+      groups.map(async (group) => {
+        const results = await this.extendBatch(group.map((index) => renewals[index]));
+        group.forEach((index, position) => (outcomes[index] = results[position]));
+      }),
     );
+    return outcomes;
   }
 
   async inspect(key: string): Promise<LockState> {
@@ -166,6 +161,42 @@ export class RedisLockStore implements LockStore {
     if (this.options.ownsClient) await closeClient(this.client);
   }
 
+  /** Renews leases that one node serves in one pipeline. */
+  private async extendBatch(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    const calls = renewals.map((renewal) => ({
+      keys: [this.keysOf(renewal.key).lock],
+      args: [renewal.token, renewal.ttl],
+    }));
+    let replies: unknown[];
+    try {
+      replies = await runScriptBatch(this.client, EXTEND, calls);
+    } catch (error) {
+      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
+      return renewals.map(() => failure);
+    }
+    return replies.map((reply, index) =>
+      reply instanceof Error
+        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
+        : reply === 1,
+    );
+  }
+
+  /** Indexes of `keys` grouped by the node that serves their slot (all in one group on a single server). */
+  private groupByNode(keys: readonly string[]): number[][] {
+    if (!isCluster(this.client)) return [keys.map((_key, index) => index)];
+    const slots = this.client.slots;
+    const groups = new Map<string, number[]>();
+    keys.forEach((key, index) => {
+      const slot = keySlot(key);
+      // before the client has learnt the topology, each slot is its own group
+      const owner = slots[slot]?.join(';') ?? `slot ${slot}`;
+      const group = groups.get(owner);
+      if (group) group.push(index);
+      else groups.set(owner, [index]);
+    });
+    return [...groups.values()];
+  }
+
   private keysOf(key: string): ResourceKeys {
     return resourceKeys(this.prefix, key);
   }
@@ -198,6 +229,15 @@ function withoutArguments(error: unknown): unknown {
     (error as { command: unknown }).command = { name: (command as { name?: unknown }).name };
   }
   return error;
+}
+
+/**
+ * The subscriber's own client, with the same nodes and options as the store's. ioredis routes SSUBSCRIBE
+ * to the master of the channel's slot only with `shardedSubscribers` (one connection per master); without
+ * it every SSUBSCRIBE goes to one random node and fails with MOVED for two slots in three.
+ */
+function subscriberClient(client: Redis | Cluster): Redis | Cluster {
+  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
 }
 
 function isCluster(client: Redis | Cluster): client is Cluster {

@@ -11,9 +11,10 @@ interface Channel {
 }
 
 /**
- * One subscriber connection per store, shared by every waiter of every key. Channels are counted by
- * the watches on them and unsubscribed when the last one closes. After a reconnect every watch is woken,
- * since notices sent while the connection was down were lost.
+ * One subscriber connection per store, shared by every waiter of every key (on a Cluster: one client
+ * whose sharded subscribers keep a connection to each master). Channels are counted by the watches on
+ * them and unsubscribed when the last one closes. After a reconnect, or a Cluster's re-subscription on
+ * a new topology, every watch is woken, since notices sent in between were lost.
  */
 export class ReleaseSubscriber {
   private connection?: Client;
@@ -21,7 +22,8 @@ export class ReleaseSubscriber {
   private everReady = false;
 
   /**
-   * @param connect opens the dedicated subscriber connection (owned and closed by this class)
+   * @param connect opens the dedicated subscriber connection (owned and closed by this class); for a
+   *   Cluster it must have ioredis' `shardedSubscribers` on, or SSUBSCRIBE goes to one random node
    * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
    */
   constructor(
@@ -82,10 +84,16 @@ export class ReleaseSubscriber {
       if (entry) for (const watch of entry.watches) watch.wake();
     };
     connection.on(this.sharded ? 'smessage' : 'message', onMessage);
-    connection.on('ready', () => {
+    const resubscribed = (): void => {
       if (this.everReady) for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
       this.everReady = true;
-    });
+    };
+    connection.on('ready', resubscribed);
+    // a Cluster's sharded subscribers re-subscribe after a topology change (failover, resharding) on their own
+    if (this.sharded)
+      connection.on('subscribersReady', () => {
+        if (this.everReady) resubscribed();
+      });
     // errors surface through the commands that fail; an unhandled 'error' event would crash the process
     connection.on('error', () => undefined);
     this.connection = connection;

@@ -1,5 +1,12 @@
-import { memoryKind, redisKind } from '../support/stores.js';
+import { clusterKind, memoryKind, redisKind } from '../support/stores.js';
 import { describeStoreContract } from './lock-store.contract.js';
 
 describeStoreContract(memoryKind);
 describeStoreContract(redisKind);
+
+describe('on a local Redis Cluster (3 masters, 3 replicas)', () => {
+  beforeAll(() => clusterKind.cluster(), 60_000);
+  afterAll(() => clusterKind.stop());
+
+  describeStoreContract(clusterKind);
+});
