@@ -38,6 +38,8 @@ export interface RedisLockStoreOptions {
 }
 
 const WRONG_TYPE = /WRONGTYPE/;
+/** How long verify() waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
+const CLUSTER_READY_TIMEOUT = 10_000;
 
 /**
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
@@ -139,19 +141,68 @@ export class RedisLockStore implements LockStore {
     }
   }
 
+  /**
+   * Checks that the store can work: loads every script (proving the connection and the user's right to
+   * run scripts). On a Cluster it does so on every master, after a PING, naming the node that fails;
+   * replicas are not checked (a promoted replica is sent the script again on its first NOSCRIPT).
+   * @throws LockStoreError naming the missing permission or the node that does not answer
+   */
   async verify(): Promise<void> {
-    if (isCluster(this.client)) return;
+    if (!isCluster(this.client)) return this.verifyNode(this.client);
+    for (const master of await this.masters(this.client)) {
+      const address = `${master.options.host}:${master.options.port}`;
+      try {
+        await master.ping();
+      } catch (error) {
+        throw new LockStoreError(
+          'reach',
+          undefined,
+          error,
+          `master ${address} does not answer PING (${message(error)})`,
+        );
+      }
+      await this.verifyNode(master, ` on master ${address}`);
+    }
+  }
+
+  private async verifyNode(node: Redis | Cluster, where = ''): Promise<void> {
     for (const script of ALL_SCRIPTS) {
       try {
-        await this.client.script('LOAD', script.lua);
+        await node.script('LOAD', script.lua);
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const detail = /NOPERM/.test(message)
-          ? `the Redis user may not run scripts (${message}); grant it +evalsha +eval +script|load, or +@scripting`
-          : message;
+        const detail = /NOPERM/.test(message(error))
+          ? `the Redis user may not run scripts${where} (${message(error)}); grant it +evalsha +eval +script|load, or +@scripting`
+          : `${message(error)}${where}`;
         throw new LockStoreError('load its Lua scripts', undefined, error, detail);
       }
     }
+  }
+
+  /** The masters of a Cluster once the client knows them; a client that never connects fails in bounded time. */
+  private async masters(cluster: Cluster): Promise<Redis[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(`the Cluster client was not ready within ${CLUSTER_READY_TIMEOUT} ms (status ${cluster.status})`),
+          ),
+        CLUSTER_READY_TIMEOUT,
+      );
+    });
+    try {
+      // a command waits in the client's offline queue until it has learnt the slots
+      await Promise.race([cluster.ping(), timeout]);
+    } catch (error) {
+      throw new LockStoreError('reach', undefined, error, `Redis Cluster unreachable: ${message(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    const masters = cluster.nodes('master');
+    if (masters.length === 0) {
+      throw new LockStoreError('reach', undefined, undefined, 'the Cluster client knows no master node');
+    }
+    return masters;
   }
 
   async close(): Promise<void> {
@@ -238,6 +289,10 @@ function withoutArguments(error: unknown): unknown {
  */
 function subscriberClient(client: Redis | Cluster): Redis | Cluster {
   return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function isCluster(client: Redis | Cluster): client is Cluster {

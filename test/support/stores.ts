@@ -100,6 +100,8 @@ export const clusterKind: ClusterStoreKind = {
       redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 2000 },
     });
     client.on('error', () => undefined);
+    // ready before the first lease: a lease's validity runs from its request, connecting included
+    await client.ping();
     return client;
   },
   async create() {
