@@ -10,6 +10,7 @@ export { LockInterceptor } from './lock.interceptor.js';
 export type { LockKeySpec } from './locked-method.js';
 export { MemoryLockStore } from './stores/memory.store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
+export type { ReplicaAckOptions } from './stores/replica-ack.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';
 export type { LockSettings } from './utils/lock-settings.js';

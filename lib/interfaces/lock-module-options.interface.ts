@@ -1,6 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
+import type { ReplicaAckOptions } from '../stores/replica-ack.js';
 
 /**
  * Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis` or `store`; with neither,
@@ -20,6 +21,13 @@ export interface LockModuleOptions extends LockDefaults {
   readonly releaseNotices?: boolean;
   /** Hand-off reservation after a contended release, in ms; `0` turns it off. @default 20 */
   readonly handoffWindow?: number;
+  /**
+   * Count a grant or renewal only once this many replicas of its master have it (Redis `WAIT`); a grant
+   * they do not acknowledge in time is released and fails with `LockStoreError`. Needs `redis`.
+   * @default undefined (off)
+   * @example { replicas: 1, timeout: 50 }
+   */
+  readonly replicaAck?: ReplicaAckOptions;
   /** Check the store at startup (reachable, allowed to run scripts) and fail the bootstrap if not. @default true */
   readonly verifyOnStartup?: boolean;
   /**

@@ -15,6 +15,13 @@ import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
 import { validateKeyPrefix } from '../utils/validate-options.js';
 import { closeClient } from './close-client.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
+import {
+  awaitReplicas,
+  resolveReplicaAck,
+  type ReplicaAck,
+  type ReplicaAckOptions,
+  type ReplicaAckOutcome,
+} from './replica-ack.js';
 import { NotifiableWatch } from './notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
 import { ACQUIRE, ALL_SCRIPTS, EXTEND, RELEASE } from './scripts.js';
@@ -35,6 +42,14 @@ export interface RedisLockStoreOptions {
    * @default 20
    */
   readonly handoffWindow?: number;
+  /**
+   * Count a grant or renewal only once this many replicas have it (`WAIT` on the master that took it).
+   * A grant they do not acknowledge in time is released and reported as a `LockStoreError`; a renewal
+   * they do not acknowledge fails like any store error, and the holder keeps its earlier validity.
+   * Off by default: replication is asynchronous, so a failover can lose a lease written just before it.
+   * @example { replicas: 1, timeout: 50 }
+   */
+  readonly replicaAck?: ReplicaAckOptions;
 }
 
 const WRONG_TYPE = /WRONGTYPE/;
@@ -52,6 +67,7 @@ export class RedisLockStore implements LockStore {
   private readonly subscriber?: ReleaseSubscriber;
   private readonly handoffWindow: number;
   private readonly publishCommand: string;
+  private readonly replicaAck?: ReplicaAck;
   private closed = false;
 
   constructor(private readonly options: RedisLockStoreOptions) {
@@ -68,6 +84,7 @@ export class RedisLockStore implements LockStore {
         'expected a whole number of ms, 0 or more',
       );
     }
+    this.replicaAck = resolveReplicaAck(options.replicaAck, this.client);
     const cluster = isCluster(this.client);
     const notices = options.releaseNotices ?? true;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
@@ -81,8 +98,9 @@ export class RedisLockStore implements LockStore {
       runScript(this.client, ACQUIRE, [keys.lock, keys.fence], args),
     );
     const [granted, value] = reply as [number, number];
-    if (granted === 1) return request.fencing ? { acquired: true, fence: value } : { acquired: true };
-    return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    if (this.replicaAck) await this.confirmGrant(request, keys, this.replicaAck);
+    return request.fencing ? { acquired: true, fence: value } : { acquired: true };
   }
 
   async release(key: string, token: string): Promise<boolean> {
@@ -96,7 +114,10 @@ export class RedisLockStore implements LockStore {
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const keys = this.keysOf(key);
     const reply = await this.run('extend', key, keys, () => runScript(this.client, EXTEND, [keys.lock], [token, ttl]));
-    return reply === 1;
+    if (reply !== 1 || !this.replicaAck) return reply === 1;
+    const [outcome] = await this.confirmRenewals([{ key, token, ttl }], this.replicaAck);
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
@@ -225,11 +246,64 @@ export class RedisLockStore implements LockStore {
       const failure = new LockStoreError('renew', undefined, withoutArguments(error));
       return renewals.map(() => failure);
     }
-    return replies.map((reply, index) =>
+    const outcomes = replies.map((reply, index) =>
       reply instanceof Error
         ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
         : reply === 1,
     );
+    const extended = renewals.filter((_renewal, index) => outcomes[index] === true);
+    if (!this.replicaAck || extended.length === 0) return outcomes;
+    const confirmed = await this.confirmRenewals(extended, this.replicaAck);
+    return outcomes.map((outcome) => (outcome === true ? (confirmed.shift() as boolean | Error) : outcome));
+  }
+
+  /**
+   * Waits for the replicas to take a grant; if they do not in time, takes the grant back (token-checked)
+   * and fails: a silent grant could pass to a second holder at the next failover.
+   */
+  private async confirmGrant(request: AcquireRequest, keys: ResourceKeys, ack: ReplicaAck): Promise<void> {
+    let outcome: ReplicaAckOutcome | undefined;
+    let failure: unknown;
+    try {
+      outcome = await awaitReplicas(this.client, ack, [keys.lock]);
+    } catch (error) {
+      failure = error;
+    }
+    if (outcome && outcome.acknowledged >= ack.replicas && outcome.holders[0] === request.token) return;
+    await this.release(request.key, request.token).catch(() => undefined);
+    const detail = !outcome
+      ? `could not confirm the grant with its replicas (${message(failure)}); it was released`
+      : outcome.holders[0] !== request.token
+        ? 'the lease was gone from its master right after the grant (a failover?); it was not granted'
+        : `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the grant within ${ack.timeout} ms ` +
+          '(option replicaAck); it was released, since a failover now could hand the lock to a second holder';
+    throw new LockStoreError('acquire', request.key, withoutArguments(failure), detail);
+  }
+
+  /**
+   * Waits for the replicas to take renewals that one node served: each is `true` once acknowledged, `false`
+   * when the key no longer holds the token on that master, or an error (the lease keeps its earlier expiry
+   * on the replicas, so the holder must not count the renewal).
+   */
+  private async confirmRenewals(renewals: readonly LeaseRenewal[], ack: ReplicaAck): Promise<Array<boolean | Error>> {
+    let outcome: ReplicaAckOutcome;
+    try {
+      outcome = await awaitReplicas(
+        this.client,
+        ack,
+        renewals.map((renewal) => this.keysOf(renewal.key).lock),
+      );
+    } catch (error) {
+      return renewals.map((renewal) => this.storeError('renew', renewal.key, this.keysOf(renewal.key), error));
+    }
+    return renewals.map((renewal, index) => {
+      if (outcome.holders[index] !== renewal.token) return false;
+      if (outcome.acknowledged >= ack.replicas) return true;
+      const detail =
+        `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the renewal within ${ack.timeout} ms ` +
+        '(option replicaAck); it does not count until they do';
+      return new LockStoreError('renew', renewal.key, undefined, detail);
+    });
   }
 
   /** Indexes of `keys` grouped by the node that serves their slot (all in one group on a single server). */

@@ -22,6 +22,13 @@ export function createStore(options: LockModuleOptions): CreatedStore {
   if (options.store !== undefined && options.redis !== undefined) {
     throw new LockConfigurationError('store', options.store, 'give either "store" or "redis", not both');
   }
+  if (options.store !== undefined && options.replicaAck !== undefined) {
+    throw new LockConfigurationError(
+      'replicaAck',
+      options.replicaAck,
+      'applies to the Redis store the module creates from "redis"; set it on your own store instead',
+    );
+  }
   if (options.store !== undefined) {
     if (!isStore(options.store))
       throw new LockConfigurationError('store', options.store, 'expected an object implementing LockStore');
@@ -31,8 +38,16 @@ export function createStore(options: LockModuleOptions): CreatedStore {
     keyPrefix: options.keyPrefix,
     releaseNotices: options.releaseNotices,
     handoffWindow: options.handoffWindow,
+    replicaAck: options.replicaAck,
   };
   const redis = options.redis;
+  if (redis === undefined && options.replicaAck !== undefined) {
+    throw new LockConfigurationError(
+      'replicaAck',
+      options.replicaAck,
+      'replicas only exist on Redis: give "redis" too (for your own store, set it on the store)',
+    );
+  }
   if (redis === undefined) return { store: new MemoryLockStore(), owned: true, local: true };
   if (isClient(redis)) return { store: new RedisLockStore({ client: redis, ...shared }), owned: true, local: false };
   if (typeof redis === 'string') {
@@ -46,10 +61,19 @@ export function createStore(options: LockModuleOptions): CreatedStore {
   throw new LockConfigurationError('redis', redis, 'expected an ioredis client, a redis:// URL or ioredis options');
 }
 
-function owned(client: Redis, shared: Omit<ConstructorParameters<typeof RedisLockStore>[0], 'client'>): CreatedStore {
+function owned(
+  client: Redis | Cluster,
+  shared: Omit<ConstructorParameters<typeof RedisLockStore>[0], 'client'>,
+): CreatedStore {
   // a client we make is ours to close; errors surface through commands, not as unhandled 'error' events
   client.on('error', () => undefined);
-  return { store: new RedisLockStore({ client, ...shared, ownsClient: true }), owned: true, local: false };
+  try {
+    return { store: new RedisLockStore({ client, ...shared, ownsClient: true }), owned: true, local: false };
+  } catch (error) {
+    // an option the store refuses must not leave our client reconnecting forever
+    client.disconnect();
+    throw error;
+  }
 }
 
 function isClient(value: unknown): value is Redis | Cluster {
