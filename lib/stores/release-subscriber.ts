@@ -20,6 +20,8 @@ export class ReleaseSubscriber {
   private connection?: Client;
   private readonly channels = new Map<string, Channel>();
   private everReady = false;
+  /** Which master served each slot when the subscriptions were last known to be in place (Cluster only). */
+  private topology?: string;
 
   /**
    * @param connect opens the dedicated subscriber connection (owned and closed by this class); for a
@@ -66,6 +68,11 @@ export class ReleaseSubscriber {
     if (connection) await closeClient(connection);
   }
 
+  /** Wakes every watch: notices sent while a subscription was being re-established were lost. */
+  private wakeAll(): void {
+    for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+  }
+
   private unwatch(channel: string, watch: NotifiableWatch): void {
     const entry = this.channels.get(channel);
     if (!entry || !entry.watches.delete(watch) || entry.watches.size > 0) return;
@@ -85,18 +92,36 @@ export class ReleaseSubscriber {
     };
     connection.on(this.sharded ? 'smessage' : 'message', onMessage);
     const resubscribed = (): void => {
-      if (this.everReady) for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+      if (this.everReady) this.wakeAll();
       this.everReady = true;
+      this.topology = topologyOf(connection);
     };
     connection.on('ready', resubscribed);
-    // a Cluster's sharded subscribers re-subscribe after a topology change (failover, resharding) on their own
-    if (this.sharded)
+    if (this.sharded) {
+      // the sharded subscribers follow a failover or resharding on their own and say so with this event,
+      // which ioredis also emits after every failed attempt to reach a dead master (many per second):
+      // wake the waiters once the slots have moved, not at each of those
       connection.on('subscribersReady', () => {
-        if (this.everReady) resubscribed();
+        if (this.everReady && topologyOf(connection) !== this.topology) resubscribed();
       });
+    }
     // errors surface through the commands that fail; an unhandled 'error' event would crash the process
     connection.on('error', () => undefined);
     this.connection = connection;
     return connection;
   }
+}
+
+/** A compact description of which master serves which slots, to tell a topology change from a retry. */
+function topologyOf(connection: Client): string | undefined {
+  const slots = (connection as Cluster).slots;
+  if (!Array.isArray(slots)) return undefined;
+  let topology = '';
+  let previous: string | undefined;
+  for (let slot = 0; slot < slots.length; slot++) {
+    const master = slots[slot]?.[0];
+    if (master !== previous) topology += `${slot}:${master};`;
+    previous = master;
+  }
+  return topology;
 }
