@@ -7,4 +7,4 @@ export type {
   ReleaseWatch,
 } from './lock-store.interface.js';
 export type { LockDefaults, LockLogger, LockOptions } from './lock-options.interface.js';
-export type { LockModuleOptions } from './lock-module-options.interface.js';
+export type { LockModuleOptions, RedisClusterConfig } from './lock-module-options.interface.js';

@@ -1,7 +1,19 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
 import type { ReplicaAckOptions } from '../stores/replica-ack.js';
+
+/**
+ * A Redis Cluster for the module to connect to, own and close: its startup nodes and ioredis `ClusterOptions`.
+ * Each node connection gets the module's bounded defaults (`commandTimeout` 2 s, one retry) unless
+ * `options.redisOptions` says otherwise. With ioredis 6, leave `slotsRefreshInterval` unset: its timer
+ * survives `disconnect()` and keeps the process alive.
+ * @example { cluster: [{ host: 'redis-0', port: 6379 }], options: { redisOptions: { password } } }
+ */
+export interface RedisClusterConfig {
+  readonly cluster: ClusterNode[];
+  readonly options?: ClusterOptions;
+}
 
 /**
  * Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis` or `store`; with neither,
@@ -10,9 +22,10 @@ import type { ReplicaAckOptions } from '../stores/replica-ack.js';
 export interface LockModuleOptions extends LockDefaults {
   /**
    * The Redis (or Valkey) to keep locks in: an ioredis `Redis` or `Cluster` you own (never closed by the
-   * module), or a URL / ioredis options from which the module creates and owns a client.
+   * module), or a URL / ioredis options / `{ cluster: nodes, options }` from which the module creates and
+   * owns a client.
    */
-  readonly redis?: Redis | Cluster | string | RedisOptions;
+  readonly redis?: Redis | Cluster | string | RedisOptions | RedisClusterConfig;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;
   /** Namespace of every Redis key and channel; must not contain `{` or `}`. @default 'lock:' */

@@ -1,6 +1,6 @@
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
+import type { LockModuleOptions, RedisClusterConfig } from '../interfaces/lock-module-options.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../stores/memory.store.js';
 import { RedisLockStore } from '../stores/redis.store.js';
@@ -55,10 +55,15 @@ export function createStore(options: LockModuleOptions): CreatedStore {
       throw new LockConfigurationError('redis', redis, 'expected a redis:// or rediss:// URL');
     return owned(new Redis(redis, OWNED_CLIENT_DEFAULTS), shared);
   }
+  if (isClusterConfig(redis)) return owned(createCluster(redis), shared);
   if (typeof redis === 'object' && redis !== null && !Array.isArray(redis)) {
     return owned(new Redis({ ...OWNED_CLIENT_DEFAULTS, ...redis }), shared);
   }
-  throw new LockConfigurationError('redis', redis, 'expected an ioredis client, a redis:// URL or ioredis options');
+  throw new LockConfigurationError(
+    'redis',
+    redis,
+    'expected an ioredis client, a redis:// URL, ioredis options or { cluster: [nodes] }',
+  );
 }
 
 function owned(
@@ -74,6 +79,23 @@ function owned(
     client.disconnect();
     throw error;
   }
+}
+
+/** A Cluster the module owns, each node connection with the same bounded timeouts as an owned `Redis`. */
+function createCluster(config: RedisClusterConfig): Cluster {
+  const nodes = config.cluster;
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new LockConfigurationError('redis.cluster', nodes, 'expected a non-empty array of startup nodes');
+  }
+  const options = config.options ?? {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new LockConfigurationError('redis.options', options, 'expected ioredis ClusterOptions');
+  }
+  return new Cluster(nodes, { ...options, redisOptions: { ...OWNED_CLIENT_DEFAULTS, ...options.redisOptions } });
+}
+
+function isClusterConfig(value: unknown): value is RedisClusterConfig {
+  return typeof value === 'object' && value !== null && 'cluster' in value;
 }
 
 function isClient(value: unknown): value is Redis | Cluster {
