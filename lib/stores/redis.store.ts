@@ -202,14 +202,20 @@ export class RedisLockStore implements LockStore {
   /** The masters of a Cluster once the client knows them; a client that never connects fails in bounded time. */
   private async masters(cluster: Cluster): Promise<Redis[]> {
     let timer: NodeJS.Timeout | undefined;
+    let lastError: unknown;
+    // the client reports why it cannot connect only through 'error' events (e.g. a server without cluster mode)
+    const onError = (error: unknown): void => {
+      lastError = error;
+    };
+    cluster.on('error', onError);
     const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new Error(`the Cluster client was not ready within ${CLUSTER_READY_TIMEOUT} ms (status ${cluster.status})`),
-          ),
-        CLUSTER_READY_TIMEOUT,
-      );
+      timer = setTimeout(() => {
+        // ioredis' "Failed to refresh slots cache" carries the node's own answer in lastNodeError
+        const cause = (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+        const reason =
+          lastError === undefined ? '' : `; last error: ${message(lastError)}${cause ? ` (${message(cause)})` : ''}`;
+        reject(new Error(`not ready within ${CLUSTER_READY_TIMEOUT} ms (status ${cluster.status}${reason})`));
+      }, CLUSTER_READY_TIMEOUT);
     });
     try {
       // a command waits in the client's offline queue until it has learnt the slots
@@ -218,6 +224,7 @@ export class RedisLockStore implements LockStore {
       throw new LockStoreError('reach', undefined, error, `Redis Cluster unreachable: ${message(error)}`);
     } finally {
       clearTimeout(timer);
+      cluster.off('error', onError);
     }
     const masters = cluster.nodes('master');
     if (masters.length === 0) {

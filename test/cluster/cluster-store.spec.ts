@@ -11,7 +11,7 @@ import { newToken } from '../../lib/utils/token.js';
 import { ADVERSARIAL_KEYS } from '../contract/lock-store.contract.js';
 import { freePort } from '../support/redis-server.js';
 import { keySlot, startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
-import { uniquePrefix } from '../support/stores.js';
+import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
   let cluster: RedisClusterHandle;
@@ -192,6 +192,21 @@ describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
     expect((error as Error).message).toMatch(/Redis Cluster unreachable/);
     expect(performance.now() - started).toBeLessThan(3000);
   });
+
+  it('verify() gives up after 10 s, saying why, when the Cluster client points at a server without cluster mode', async () => {
+    const client = new Cluster([{ host: '127.0.0.1', port: Number(new URL(testRedisUrl()).port) }], {
+      redisOptions: { disconnectTimeout: 10 },
+    });
+    client.on('error', () => undefined);
+    cleanups.push(() => client.disconnect());
+    const started = performance.now();
+    const error = await new RedisLockStore({ client }).verify().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(
+      /Redis Cluster unreachable: not ready within 10000 ms \(status \w+; last error: .+ \(ERR This instance has cluster support disabled\)\)$/,
+    );
+    expect(performance.now() - started).toBeLessThan(12_000);
+  }, 20_000);
 
   it('computes the slot of every adversarial resource key as the server does', async () => {
     const admin = direct(masters()[0]);
