@@ -40,6 +40,7 @@ export {
 export { MemoryLockStore } from './stores/memory.store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock.store.js';
+export type { ReplicaAckOptions } from './stores/replica-ack.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';
 export type { LockSettings } from './utils/lock-settings.js';

@@ -9,5 +9,5 @@ export type {
 } from './lock-store.interface.js';
 export type { LockHolder, LockInfo } from './lock-info.interface.js';
 export type { LockDefaults, LockLogger, LockOptions } from './lock-options.interface.js';
-export type { LockModuleOptions } from './lock-module-options.interface.js';
 export type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
+export type { LockModuleOptions, RedisClusterConfig } from './lock-module-options.interface.js';

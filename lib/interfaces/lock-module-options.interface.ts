@@ -1,8 +1,21 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
 import type { RedlockStoreOptions } from '../stores/redlock.store.js';
 import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
+import type { ReplicaAckOptions } from '../stores/replica-ack.js';
+
+/**
+ * A Redis Cluster for the module to connect to, own and close: its startup nodes and ioredis `ClusterOptions`.
+ * Each node connection gets the module's bounded defaults (`commandTimeout` 2 s, one retry) unless
+ * `options.redisOptions` says otherwise. With ioredis 6, leave `slotsRefreshInterval` unset: its timer
+ * survives `disconnect()` and keeps the process alive.
+ * @example { cluster: [{ host: 'redis-0', port: 6379 }], options: { redisOptions: { password } } }
+ */
+export interface RedisClusterConfig {
+  readonly cluster: ClusterNode[];
+  readonly options?: ClusterOptions;
+}
 
 /**
  * Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis`, `redlock` or `store`; with neither,
@@ -11,14 +24,15 @@ import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js
 export interface LockModuleOptions extends LockDefaults {
   /**
    * The Redis (or Valkey) to keep locks in: an ioredis `Redis` or `Cluster` you own (never closed by the
-   * module), or a URL / ioredis options from which the module creates and owns a client.
+   * module), or a URL / ioredis options / `{ cluster: nodes, options }` from which the module creates and
+   * owns a client.
    */
-  readonly redis?: Redis | Cluster | string | RedisOptions;
   /**
    * A quorum over independent Redis nodes (Redlock) instead of one Redis: `{ nodes: [url1, url2, url3] }`
    * (an odd number, at least 3). `keyPrefix`, `releaseNotices` and `handoffWindow` apply to it too.
    */
   readonly redlock?: Omit<RedlockStoreOptions, 'keyPrefix' | 'releaseNotices' | 'handoffWindow'>;
+  readonly redis?: Redis | Cluster | string | RedisOptions | RedisClusterConfig;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;
   /** Namespace of every Redis key and channel; must not contain `{` or `}`. @default 'lock:' */
@@ -27,6 +41,13 @@ export interface LockModuleOptions extends LockDefaults {
   readonly releaseNotices?: boolean;
   /** Hand-off reservation after a contended release, in ms; `0` turns it off. @default 20 */
   readonly handoffWindow?: number;
+  /**
+   * Count a grant or renewal only once this many replicas of its master have it (Redis `WAIT`); a grant
+   * they do not acknowledge in time is released and fails with `LockStoreError`. Needs `redis`.
+   * @default undefined (off)
+   * @example { replicas: 1, timeout: 50 }
+   */
+  readonly replicaAck?: ReplicaAckOptions;
   /** Check the store at startup (reachable, allowed to run scripts) and fail the bootstrap if not. @default true */
   readonly verifyOnStartup?: boolean;
   /**

@@ -11,10 +11,18 @@ import type {
   LockStoreHealth,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
+import { keySlot } from '../utils/key-slot.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
 import { validateKeyPrefix } from '../utils/validate-options.js';
 import { closeClient } from './close-client.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
+import {
+  awaitReplicas,
+  resolveReplicaAck,
+  type ReplicaAck,
+  type ReplicaAckOptions,
+  type ReplicaAckOutcome,
+} from './replica-ack.js';
 import { NotifiableWatch } from './notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
 import { ACQUIRE, ALL_SCRIPTS, EXTEND, RELEASE } from './scripts.js';
@@ -35,9 +43,19 @@ export interface RedisLockStoreOptions {
    * @default 20
    */
   readonly handoffWindow?: number;
+  /**
+   * Count a grant or renewal only once this many replicas have it (`WAIT` on the master that took it).
+   * A grant they do not acknowledge in time is released and reported as a `LockStoreError`; a renewal
+   * they do not acknowledge fails like any store error, and the holder keeps its earlier validity.
+   * Off by default: replication is asynchronous, so a failover can lose a lease written just before it.
+   * @example { replicas: 1, timeout: 50 }
+   */
+  readonly replicaAck?: ReplicaAckOptions;
 }
 
 const WRONG_TYPE = /WRONGTYPE/;
+/** How long verify() waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
+const CLUSTER_READY_TIMEOUT = 10_000;
 
 /**
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
@@ -50,6 +68,7 @@ export class RedisLockStore implements LockStore {
   private readonly subscriber?: ReleaseSubscriber;
   private readonly handoffWindow: number;
   private readonly publishCommand: string;
+  private readonly replicaAck?: ReplicaAck;
   private closed = false;
 
   constructor(private readonly options: RedisLockStoreOptions) {
@@ -66,10 +85,11 @@ export class RedisLockStore implements LockStore {
         'expected a whole number of ms, 0 or more',
       );
     }
+    this.replicaAck = resolveReplicaAck(options.replicaAck, this.client);
     const cluster = isCluster(this.client);
     const notices = options.releaseNotices ?? true;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
-    if (notices) this.subscriber = new ReleaseSubscriber(() => (this.client as Redis).duplicate(), cluster);
+    if (notices) this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -79,8 +99,9 @@ export class RedisLockStore implements LockStore {
       runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.holder], args),
     );
     const [granted, value] = reply as [number, number];
-    if (granted === 1) return request.fencing ? { acquired: true, fence: value } : { acquired: true };
-    return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    if (this.replicaAck) await this.confirmGrant(request, keys, this.replicaAck);
+    return request.fencing ? { acquired: true, fence: value } : { acquired: true };
   }
 
   async release(key: string, token: string): Promise<boolean> {
@@ -98,27 +119,24 @@ export class RedisLockStore implements LockStore {
     const reply = await this.run('extend', key, keys, () =>
       runScript(this.client, EXTEND, [keys.lock, keys.holder], [token, ttl]),
     );
-    return reply === 1;
+    if (reply !== 1 || !this.replicaAck) return reply === 1;
+    const [outcome] = await this.confirmRenewals([{ key, token, ttl }], this.replicaAck);
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     if (renewals.length === 0) return [];
-    const calls = renewals.map((renewal) => {
-      const keys = this.keysOf(renewal.key);
-      return { keys: [keys.lock, keys.holder], args: [renewal.token, renewal.ttl] };
-    });
-    let replies: unknown[];
-    try {
-      replies = await runScriptBatch(this.client, EXTEND, calls);
-    } catch (error) {
-      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
-      return renewals.map(() => failure);
-    }
-    return replies.map((reply, index) =>
-      reply instanceof Error
-        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
-        : reply === 1,
+    const outcomes: Array<boolean | Error> = [];
+    // a Cluster pipeline may only hold keys of slots that one node serves: one batch per node
+    const groups = this.groupByNode(renewals.map((renewal) => this.keysOf(renewal.key).lock));
+    await Promise.all(
+      groups.map(async (group) => {
+        const results = await this.extendBatch(group.map((index) => renewals[index]));
+        group.forEach((index, position) => (outcomes[index] = results[position]));
+      }),
     );
+    return outcomes;
   }
 
   async inspect(key: string): Promise<LockState> {
@@ -156,16 +174,38 @@ export class RedisLockStore implements LockStore {
     }
   }
 
+  /**
+   * Checks that the store can work: loads every script (proving the connection and the user's right to
+   * run scripts). On a Cluster it does so on every master, after a PING, naming the node that fails;
+   * replicas are not checked (a promoted replica is sent the script again on its first NOSCRIPT).
+   * @throws LockStoreError naming the missing permission or the node that does not answer
+   */
   async verify(): Promise<void> {
-    if (isCluster(this.client)) return;
+    if (!isCluster(this.client)) return this.verifyNode(this.client);
+    for (const master of await this.masters(this.client)) {
+      const address = `${master.options.host}:${master.options.port}`;
+      try {
+        await master.ping();
+      } catch (error) {
+        throw new LockStoreError(
+          'reach',
+          undefined,
+          error,
+          `master ${address} does not answer PING (${message(error)})`,
+        );
+      }
+      await this.verifyNode(master, ` on master ${address}`);
+    }
+  }
+
+  private async verifyNode(node: Redis | Cluster, where = ''): Promise<void> {
     for (const script of ALL_SCRIPTS) {
       try {
-        await this.client.script('LOAD', script.lua);
+        await node.script('LOAD', script.lua);
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const detail = /NOPERM/.test(message)
-          ? `the Redis user may not run scripts (${message}); grant it +evalsha +eval +script|load, or +@scripting`
-          : message;
+        const detail = /NOPERM/.test(message(error))
+          ? `the Redis user may not run scripts${where} (${message(error)}); grant it +evalsha +eval +script|load, or +@scripting`
+          : `${message(error)}${where}`;
         throw new LockStoreError('load its Lua scripts', undefined, withoutArguments(error), detail);
       }
     }
@@ -189,13 +229,46 @@ export class RedisLockStore implements LockStore {
         }
       }
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const detail = /NOPERM/.test(message)
-        ? `the Redis user may not check or load scripts (${message}); grant it +script|exists +script|load`
-        : message;
+      const detail = /NOPERM/.test(message(error))
+        ? `the Redis user may not check or load scripts (${message(error)}); grant it +script|exists +script|load`
+        : message(error);
       throw new LockStoreError('check its health', undefined, withoutArguments(error), detail);
     }
     return { scriptsLoaded: true, ...(reloaded > 0 ? { scriptsReloaded: reloaded } : {}) };
+  }
+
+  /** The masters of a Cluster once the client knows them; a client that never connects fails in bounded time. */
+  private async masters(cluster: Cluster): Promise<Redis[]> {
+    let timer: NodeJS.Timeout | undefined;
+    let lastError: unknown;
+    // the client reports why it cannot connect only through 'error' events (e.g. a server without cluster mode)
+    const onError = (error: unknown): void => {
+      lastError = error;
+    };
+    cluster.on('error', onError);
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        // ioredis' "Failed to refresh slots cache" carries the node's own answer in lastNodeError
+        const cause = (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+        const reason =
+          lastError === undefined ? '' : `; last error: ${message(lastError)}${cause ? ` (${message(cause)})` : ''}`;
+        reject(new Error(`not ready within ${CLUSTER_READY_TIMEOUT} ms (status ${cluster.status}${reason})`));
+      }, CLUSTER_READY_TIMEOUT);
+    });
+    try {
+      // a command waits in the client's offline queue until it has learnt the slots
+      await Promise.race([cluster.ping(), timeout]);
+    } catch (error) {
+      throw new LockStoreError('reach', undefined, error, `Redis Cluster unreachable: ${message(error)}`);
+    } finally {
+      clearTimeout(timer);
+      cluster.off('error', onError);
+    }
+    const masters = cluster.nodes('master');
+    if (masters.length === 0) {
+      throw new LockStoreError('reach', undefined, undefined, 'the Cluster client knows no master node');
+    }
+    return masters;
   }
 
   async close(): Promise<void> {
@@ -203,6 +276,95 @@ export class RedisLockStore implements LockStore {
     this.closed = true;
     await this.subscriber?.close();
     if (this.options.ownsClient) await closeClient(this.client);
+  }
+
+  /** Renews leases that one node serves in one pipeline. */
+  private async extendBatch(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    const calls = renewals.map((renewal) => {
+      const keys = this.keysOf(renewal.key);
+      return { keys: [keys.lock, keys.holder], args: [renewal.token, renewal.ttl] };
+    });
+    let replies: unknown[];
+    try {
+      replies = await runScriptBatch(this.client, EXTEND, calls);
+    } catch (error) {
+      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
+      return renewals.map(() => failure);
+    }
+    const outcomes = replies.map((reply, index) =>
+      reply instanceof Error
+        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
+        : reply === 1,
+    );
+    const extended = renewals.filter((_renewal, index) => outcomes[index] === true);
+    if (!this.replicaAck || extended.length === 0) return outcomes;
+    const confirmed = await this.confirmRenewals(extended, this.replicaAck);
+    return outcomes.map((outcome) => (outcome === true ? (confirmed.shift() as boolean | Error) : outcome));
+  }
+
+  /**
+   * Waits for the replicas to take a grant; if they do not in time, takes the grant back (token-checked)
+   * and fails: a silent grant could pass to a second holder at the next failover.
+   */
+  private async confirmGrant(request: AcquireRequest, keys: ResourceKeys, ack: ReplicaAck): Promise<void> {
+    let outcome: ReplicaAckOutcome | undefined;
+    let failure: unknown;
+    try {
+      outcome = await awaitReplicas(this.client, ack, [keys.lock]);
+    } catch (error) {
+      failure = error;
+    }
+    if (outcome && outcome.acknowledged >= ack.replicas && outcome.holders[0] === request.token) return;
+    await this.release(request.key, request.token).catch(() => undefined);
+    const detail = !outcome
+      ? `could not confirm the grant with its replicas (${message(failure)}); it was released`
+      : outcome.holders[0] !== request.token
+        ? 'the lease was gone from its master right after the grant (a failover?); it was not granted'
+        : `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the grant within ${ack.timeout} ms ` +
+          '(option replicaAck); it was released, since a failover now could hand the lock to a second holder';
+    throw new LockStoreError('acquire', request.key, withoutArguments(failure), detail);
+  }
+
+  /**
+   * Waits for the replicas to take renewals that one node served: each is `true` once acknowledged, `false`
+   * when the key no longer holds the token on that master, or an error (the lease keeps its earlier expiry
+   * on the replicas, so the holder must not count the renewal).
+   */
+  private async confirmRenewals(renewals: readonly LeaseRenewal[], ack: ReplicaAck): Promise<Array<boolean | Error>> {
+    let outcome: ReplicaAckOutcome;
+    try {
+      outcome = await awaitReplicas(
+        this.client,
+        ack,
+        renewals.map((renewal) => this.keysOf(renewal.key).lock),
+      );
+    } catch (error) {
+      return renewals.map((renewal) => this.storeError('renew', renewal.key, this.keysOf(renewal.key), error));
+    }
+    return renewals.map((renewal, index) => {
+      if (outcome.holders[index] !== renewal.token) return false;
+      if (outcome.acknowledged >= ack.replicas) return true;
+      const detail =
+        `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the renewal within ${ack.timeout} ms ` +
+        '(option replicaAck); it does not count until they do';
+      return new LockStoreError('renew', renewal.key, undefined, detail);
+    });
+  }
+
+  /** Indexes of `keys` grouped by the node that serves their slot (all in one group on a single server). */
+  private groupByNode(keys: readonly string[]): number[][] {
+    if (!isCluster(this.client)) return [keys.map((_key, index) => index)];
+    const slots = this.client.slots;
+    const groups = new Map<string, number[]>();
+    keys.forEach((key, index) => {
+      const slot = keySlot(key);
+      // before the client has learnt the topology, each slot is its own group
+      const owner = slots[slot]?.join(';') ?? `slot ${slot}`;
+      const group = groups.get(owner);
+      if (group) group.push(index);
+      else groups.set(owner, [index]);
+    });
+    return [...groups.values()];
   }
 
   private keysOf(key: string): ResourceKeys {
@@ -238,6 +400,19 @@ function withoutArguments(error: unknown): unknown {
     (error as { command: unknown }).command = { name: (command as { name?: unknown }).name };
   }
   return error;
+}
+
+/**
+ * The subscriber's own client, with the same nodes and options as the store's. ioredis routes SSUBSCRIBE
+ * to the master of the channel's slot only with `shardedSubscribers` (one connection per master); without
+ * it every SSUBSCRIBE goes to one random node and fails with MOVED for two slots in three.
+ */
+function subscriberClient(client: Redis | Cluster): Redis | Cluster {
+  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function isCluster(client: Redis | Cluster): client is Cluster {

@@ -10,17 +10,21 @@ interface Channel {
 }
 
 /**
- * One subscriber connection per store, shared by every waiter of every key. Channels are counted by
- * the watches on them and unsubscribed when the last one closes. After a reconnect every watch is woken,
- * since notices sent while the connection was down were lost.
+ * One subscriber connection per store, shared by every waiter of every key (on a Cluster: one client
+ * whose sharded subscribers keep a connection to each master). Channels are counted by the watches on
+ * them and unsubscribed when the last one closes. After a reconnect, or a Cluster's re-subscription on
+ * a new topology, every watch is woken, since notices sent in between were lost.
  */
 export class ReleaseSubscriber {
   private connection?: Client;
   private readonly channels = new Map<string, Channel>();
   private everReady = false;
+  /** Which master served each slot when the subscriptions were last known to be in place (Cluster only). */
+  private topology?: string;
 
   /**
-   * @param connect opens the dedicated subscriber connection (owned and closed by this class)
+   * @param connect opens the dedicated subscriber connection (owned and closed by this class); for a
+   *   Cluster it must have ioredis' `shardedSubscribers` on, or SSUBSCRIBE goes to one random node
    * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
    */
   constructor(
@@ -65,6 +69,11 @@ export class ReleaseSubscriber {
     connection?.disconnect();
   }
 
+  /** Wakes every watch: notices sent while a subscription was being re-established were lost. */
+  private wakeAll(): void {
+    for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+  }
+
   private unwatch(channel: string, watch: NotifiableWatch): void {
     const entry = this.channels.get(channel);
     if (!entry || !entry.watches.delete(watch) || entry.watches.size > 0) return;
@@ -83,13 +92,37 @@ export class ReleaseSubscriber {
       if (entry) for (const watch of entry.watches) watch.wake();
     };
     connection.on(this.sharded ? 'smessage' : 'message', onMessage);
-    connection.on('ready', () => {
-      if (this.everReady) for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+    const resubscribed = (): void => {
+      if (this.everReady) this.wakeAll();
       this.everReady = true;
-    });
+      this.topology = topologyOf(connection);
+    };
+    connection.on('ready', resubscribed);
+    if (this.sharded) {
+      // the sharded subscribers follow a failover or resharding on their own and say so with this event,
+      // which ioredis also emits after every failed attempt to reach a dead master (many per second):
+      // wake the waiters once the slots have moved, not at each of those
+      connection.on('subscribersReady', () => {
+        if (this.everReady && topologyOf(connection) !== this.topology) resubscribed();
+      });
+    }
     // errors surface through the commands that fail; an unhandled 'error' event would crash the process
     connection.on('error', () => undefined);
     this.connection = connection;
     return connection;
   }
+}
+
+/** A compact description of which master serves which slots, to tell a topology change from a retry. */
+function topologyOf(connection: Client): string | undefined {
+  const slots = (connection as Cluster).slots;
+  if (!Array.isArray(slots)) return undefined;
+  let topology = '';
+  let previous: string | undefined;
+  for (let slot = 0; slot < slots.length; slot++) {
+    const master = slots[slot]?.[0];
+    if (master !== previous) topology += `${slot}:${master};`;
+    previous = master;
+  }
+  return topology;
 }

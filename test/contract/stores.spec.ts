@@ -1,4 +1,4 @@
-import { memoryKind, redisKind, redlock3Kind, redlock5Kind, redlockServers } from '../support/stores.js';
+import { clusterKind, memoryKind, redisKind, redlock3Kind, redlock5Kind, redlockServers } from '../support/stores.js';
 import { describeStoreContract } from './lock-store.contract.js';
 
 beforeAll(() => redlockServers.servers(5));
@@ -8,3 +8,10 @@ describeStoreContract(memoryKind);
 describeStoreContract(redisKind);
 describeStoreContract(redlock3Kind);
 describeStoreContract(redlock5Kind);
+
+describe('on a local Redis Cluster (3 masters, 3 replicas)', () => {
+  beforeAll(() => clusterKind.cluster(), 60_000);
+  afterAll(() => clusterKind.stop());
+
+  describeStoreContract(clusterKind);
+});

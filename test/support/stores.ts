@@ -1,10 +1,11 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory.store.js';
 import { RedisLockStore } from '../../lib/stores/redis.store.js';
 import { RedlockStore } from '../../lib/stores/redlock.store.js';
 import { resourceKeys } from '../../lib/utils/resource-keys.js';
 import { startRedisServer, type RedisServerHandle } from './redis-server.js';
+import { startRedisCluster, type RedisClusterHandle } from './redis-cluster.js';
 
 /** Two views of one lock space, as two processes would have them, and how to dispose of them. */
 export interface StorePair {
@@ -137,3 +138,51 @@ export function redlockKind(nodes: number, pool: RedisServerPool = redlockServer
 
 export const redlock3Kind = redlockKind(3);
 export const redlock5Kind = redlockKind(5);
+/** A store kind backed by one Redis Cluster per test file, started on first use; stop it in `afterAll`. */
+export interface ClusterStoreKind extends StoreKind {
+  /** The file's cluster, started on the first call. */
+  cluster(): Promise<RedisClusterHandle>;
+  /** A Cluster client on it that the caller closes (no `slotsRefreshInterval`: ioredis 6 leaks its timer). */
+  client(): Promise<Cluster>;
+  stop(): Promise<void>;
+}
+
+let sharedCluster: Promise<RedisClusterHandle> | undefined;
+
+export const clusterKind: ClusterStoreKind = {
+  name: 'RedisLockStore on a Redis Cluster',
+  cluster() {
+    sharedCluster ??= startRedisCluster();
+    return sharedCluster;
+  },
+  async client() {
+    const client = new Cluster((await this.cluster()).startupNodes, {
+      redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 2000 },
+    });
+    client.on('error', () => undefined);
+    // ready before the first lease: a lease's validity runs from its request, connecting included
+    await client.ping();
+    return client;
+  },
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const store = new RedisLockStore({ client: await this.client(), keyPrefix, ownsClient: true });
+    const other = new RedisLockStore({ client: await this.client(), keyPrefix, ownsClient: true });
+    const admin = await this.client();
+    return {
+      store,
+      other,
+      async deleteLease(key) {
+        await admin.del(resourceKeys(keyPrefix, key).lock);
+      },
+      async close() {
+        await Promise.all([store.close(), other.close(), admin.quit()]);
+      },
+    };
+  },
+  async stop() {
+    const started = sharedCluster;
+    sharedCluster = undefined;
+    await (await started?.catch(() => undefined))?.stop();
+  },
+};

@@ -1,0 +1,43 @@
+import type { Cluster } from 'ioredis';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import type { RedisLockStore } from '../stores/redis.store.js';
+import { createStore } from './create-store.js';
+
+describe('createStore with redis: { cluster, options }', () => {
+  it('creates a Cluster client it owns, with bounded command timeouts on every node', async () => {
+    const created = createStore({
+      redis: { cluster: [{ host: '127.0.0.1', port: 7000 }], options: { lazyConnect: true } },
+    });
+    const client = (created.store as RedisLockStore).client as Cluster;
+    expect(created).toMatchObject({ owned: true, local: false });
+    expect(client.isCluster).toBe(true);
+    expect(client.options.redisOptions).toMatchObject({ commandTimeout: 2000, maxRetriesPerRequest: 1 });
+    await created.store.close();
+    expect(client.status).toBe('end');
+  });
+
+  it("keeps the user's own node options over the module's defaults", async () => {
+    const created = createStore({
+      redis: { cluster: [7000], options: { lazyConnect: true, redisOptions: { commandTimeout: 500, password: 'pw' } } },
+    });
+    const client = (created.store as RedisLockStore).client as Cluster;
+    expect(client.options.redisOptions).toMatchObject({ commandTimeout: 500, password: 'pw', maxRetriesPerRequest: 1 });
+    await created.store.close();
+  });
+
+  it.each<[string, unknown, string]>([
+    ['no startup node', { cluster: [] }, 'redis.cluster'],
+    ['startup nodes that are not an array', { cluster: '127.0.0.1:7000' }, 'redis.cluster'],
+    ['options that are not an object', { cluster: [7000], options: 5 }, 'redis.options'],
+  ])('refuses %s with LockConfigurationError naming the field', (_label, redis, option) => {
+    const error = (() => {
+      try {
+        createStore({ redis: redis as never });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as LockConfigurationError).option).toBe(option);
+  });
+});
