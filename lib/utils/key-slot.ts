@@ -12,8 +12,8 @@ const CRC16_TABLE = Uint16Array.from({ length: 256 }, (_, index) => {
  * or of its first non-empty `{hash tag}`, modulo 16384. Computed here so the package needs no dependency
  * beyond ioredis itself.
  */
-export function keySlot(key: string): number {
-  let bytes = Buffer.from(key, 'utf8');
+export function keySlot(key: string | Buffer): number {
+  let bytes = typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
   const open = bytes.indexOf(0x7b);
   if (open !== -1) {
     const close = bytes.indexOf(0x7d, open + 1);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { keySlot } from '../../lib/utils/key-slot.js';
 import { startRedisServer, type RedisServerHandle } from './redis-server.js';
 
 /** How {@link startRedisCluster} builds the cluster. */
@@ -89,27 +90,8 @@ const POLL_MS = 100;
 const DEFAULT_TIMEOUT_MS = 20_000;
 const BUS_PORT_OFFSET = 10_000;
 
-/**
- * The cluster slot of a key: CRC16 (XMODEM) of the key, or of its first non-empty `{hash tag}`, modulo 16384.
- * Computed here rather than imported from `cluster-key-slot`, which only ioredis depends on.
- */
-export function keySlot(key: string | Buffer): number {
-  let bytes = typeof key === 'string' ? Buffer.from(key) : key;
-  const open = bytes.indexOf(0x7b);
-  if (open !== -1) {
-    const close = bytes.indexOf(0x7d, open + 1);
-    if (close > open + 1) bytes = bytes.subarray(open + 1, close);
-  }
-  let crc = 0;
-  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ byte) & 0xff];
-  return crc % SLOTS;
-}
-
-const CRC16_TABLE = Uint16Array.from({ length: 256 }, (_, index) => {
-  let crc = index << 8;
-  for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  return crc;
-});
+/** The cluster slot of a key, as the library computes it (checked against CLUSTER KEYSLOT in the specs). */
+export { keySlot };
 
 /** The redis-cli binary: `REDIS_CLI_BIN`, else the one on `PATH`; fails loudly when there is none. */
 export function redisCliBinary(): string {
