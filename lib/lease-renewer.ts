@@ -13,7 +13,12 @@ interface Tracked {
   inFlight: boolean;
 }
 
-/** How many renewals go into one pipeline. */
+/** When an entry next needs the timer: its renewal, or the end of its validity. */
+function nextTime(entry: Tracked): number {
+  return entry.renew && !entry.inFlight ? Math.min(entry.dueAt, entry.lock.validUntil) : entry.lock.validUntil;
+}
+
+/** How many renewals go into one batch. */
 const BATCH_SIZE = 500;
 /** Pause before retrying a renewal that met a store error. */
 const RETRY_DELAY = 100;
@@ -51,9 +56,12 @@ export class LeaseRenewer {
 
   /** Watches a lease; with `renew`, also keeps it alive until `remove`. */
   add(lock: Lock, renew: boolean): void {
-    const now = performance.now();
-    this.tracked.set(lock, { lock, renew, dueAt: now + lock.ttl / 3, inFlight: false });
-    this.schedule();
+    // a third into the lease's validity, which began when the acquire was sent: a reply that came late
+    // (a busy event loop, a burst of acquisitions) must not push the first renewal past the lease's end
+    const entry: Tracked = { lock, renew, dueAt: lock.validUntil - (2 * lock.ttl) / 3, inFlight: false };
+    this.tracked.set(lock, entry);
+    // O(1) on the acquire path: only an earlier deadline than the armed one moves the timer
+    this.arm(nextTime(entry));
   }
 
   /** Stops watching (and renewing) a lease. */
@@ -75,17 +83,12 @@ export class LeaseRenewer {
     this.timerAt = Infinity;
   }
 
-  private schedule(): void {
-    if (this.stopped || this.tracked.size === 0) return;
-    let next = Infinity;
-    for (const entry of this.tracked.values()) {
-      next = Math.min(next, entry.lock.validUntil);
-      if (entry.renew && !entry.inFlight) next = Math.min(next, entry.dueAt);
-    }
-    if (next === Infinity || next >= this.timerAt) return;
+  /** Makes sure the timer fires by `at` (a `performance.now()` time). */
+  private arm(at: number): void {
+    if (this.stopped || at === Infinity || at >= this.timerAt) return;
     clearTimeout(this.timer);
-    this.timerAt = next;
-    this.timer = setTimeout(() => this.tick(), Math.max(0, next - performance.now()));
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, at - performance.now()));
     this.timer.unref();
   }
 
@@ -94,15 +97,27 @@ export class LeaseRenewer {
     this.timerAt = Infinity;
     const now = performance.now();
     const due: Tracked[] = [];
+    let next = Infinity;
     for (const entry of this.tracked.values()) {
       if (now >= entry.lock.validUntil) this.lose(entry, this.reasonForExpiry(entry));
       else if (entry.renew && !entry.inFlight && now + entry.lock.ttl / 6 >= entry.dueAt) {
         // renewing a little early lets leases taken at nearby times share one batch
+        entry.inFlight = true;
         due.push(entry);
-      }
+        next = Math.min(next, entry.lock.validUntil);
+      } else next = Math.min(next, nextTime(entry));
     }
-    for (let start = 0; start < due.length; start += BATCH_SIZE) void this.renew(due.slice(start, start + BATCH_SIZE));
-    this.schedule();
+    this.arm(next);
+    this.sendBatches(due, 0);
+  }
+
+  /** Sends one batch, then yields to the event loop before the next, so thousands of renewals never block it long. */
+  private sendBatches(due: Tracked[], start: number): void {
+    if (start >= due.length || this.stopped) return;
+    // a lease released while its batch waited is not renewed
+    const batch = due.slice(start, start + BATCH_SIZE).filter((entry) => this.tracked.has(entry.lock));
+    if (batch.length > 0) void this.renew(batch);
+    if (start + BATCH_SIZE < due.length) setImmediate(() => this.sendBatches(due, start + BATCH_SIZE));
   }
 
   private async renew(batch: Tracked[]): Promise<void> {
@@ -136,7 +151,9 @@ export class LeaseRenewer {
         entry.dueAt = now + Math.min(RETRY_DELAY, entry.lock.validUntil - now);
       }
     });
-    this.schedule();
+    let next = Infinity;
+    for (const entry of batch) if (this.tracked.has(entry.lock)) next = Math.min(next, nextTime(entry));
+    this.arm(next);
   }
 
   /** Why a lease reached the end of its validity while we watched it. */
