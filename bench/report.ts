@@ -1,0 +1,78 @@
+import { fmt } from './support/stats.js';
+
+/** A column of a scenario table. */
+export interface Column {
+  readonly key: string;
+  readonly label: string;
+}
+
+/** One contender's numbers in one scenario. */
+export interface Row {
+  readonly library: string;
+  readonly values: Readonly<Record<string, number | string>>;
+}
+
+/** One scenario's table; `ratioOf` names the metric compared with the floor and with each library. */
+export interface Table {
+  readonly id: number;
+  readonly title: string;
+  readonly columns: readonly Column[];
+  readonly rows: Row[];
+  readonly ratioOf?: string;
+  readonly notes: string[];
+}
+
+/** Contenders every row is compared with, when they ran in that scenario. */
+const REFERENCES = ['floor', 'nestjs-lock', 'redlock', 'redis-semaphore'];
+
+export function value(table: Table | undefined, library: string, key: string): number | undefined {
+  const found = table?.rows.find((row) => row.library === library)?.values[key];
+  return typeof found === 'number' ? found : undefined;
+}
+
+function cell(entry: number | string | undefined): string {
+  return typeof entry === 'number' ? fmt(entry) : (entry ?? '-');
+}
+
+/** The table as Markdown: its columns, then `÷ reference` columns for `ratioOf` (this row divided by that one). */
+export function renderTable(table: Table): string {
+  const references = table.ratioOf ? REFERENCES.filter((name) => table.rows.some((row) => row.library === name)) : [];
+  const ratioLabel = table.columns.find((column) => column.key === table.ratioOf)?.label ?? '';
+  const header = ['library', ...table.columns.map((column) => column.label), ...references.map((r) => `÷ ${r}`)];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
+  for (const row of table.rows) {
+    const ratios = references.map((reference) => {
+      const mine = row.values[table.ratioOf as string];
+      const theirs = value(table, reference, table.ratioOf as string);
+      if (reference === row.library || typeof mine !== 'number' || !theirs) return '';
+      return `${(mine / theirs).toFixed(2)}×`;
+    });
+    lines.push(
+      `| ${[row.library, ...table.columns.map((column) => cell(row.values[column.key])), ...ratios].join(' | ')} |`,
+    );
+  }
+  const parts = [`### ${table.id}. ${table.title}`, '', lines.join('\n')];
+  if (references.length) parts.push('', `Ratios: this row's ${ratioLabel} divided by that contender's.`);
+  if (table.notes.length) parts.push('', ...table.notes.map((note) => `- ${note}`));
+  return parts.join('\n');
+}
+
+/** One issue target, judged. */
+export interface TargetResult {
+  readonly target: string;
+  readonly measured: string;
+  /** `undefined` when the scenario did not run. */
+  readonly met: boolean | undefined;
+  /** By how much it was missed (or the margin), in words. */
+  readonly margin: string;
+  readonly why: string;
+}
+
+export function renderTargets(targets: readonly TargetResult[]): string {
+  const lines = ['| target | measured | met | margin | why |', '| --- | --- | --- | --- | --- |'];
+  for (const t of targets) {
+    const met = t.met === undefined ? 'not run' : t.met ? 'yes' : '**no**';
+    lines.push(`| ${t.target} | ${t.measured} | ${met} | ${t.margin} | ${t.why} |`);
+  }
+  return lines.join('\n');
+}

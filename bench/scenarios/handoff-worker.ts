@@ -1,0 +1,66 @@
+import { libraryNamed } from '../libraries.js';
+import { contend, type Board, type ContentionOptions } from './contention.js';
+
+/** What the parent tells a forked worker (scenario 5). */
+export interface WorkerConfig {
+  readonly library: string;
+  readonly url: string;
+  readonly worker: number;
+  readonly options: ContentionOptions;
+}
+
+/** Messages between the parent and a forked worker. */
+export type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'go'; end: number }
+  | { type: 'acquired' }
+  | { type: 'park' }
+  | { type: 'unpark' }
+  | { type: 'done'; grants: unknown[]; retries: number };
+
+/** The handoff rule across processes: the parent knows the last holder and unparks releasers. */
+class RemoteBoard implements Board {
+  private resume?: () => void;
+
+  constructor(private readonly send: (message: WorkerMessage) => void) {}
+
+  acquired(): void {
+    this.send({ type: 'acquired' });
+  }
+
+  letOthersTake(): Promise<void> {
+    return new Promise((resolve) => {
+      this.resume = resolve;
+      this.send({ type: 'park' });
+    });
+  }
+
+  unpark(): void {
+    this.resume?.();
+    this.resume = undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.argv[2]) as WorkerConfig;
+  const send = (message: WorkerMessage): void => void process.send?.(message);
+  const session = await libraryNamed(config.library).open(config.url);
+  const board = new RemoteBoard(send);
+  const end = await new Promise<number>((resolve) => {
+    process.on('message', (message: WorkerMessage) => {
+      if (message.type === 'go') resolve(message.end);
+      else if (message.type === 'unpark') board.unpark();
+    });
+    send({ type: 'ready' });
+  });
+  const grants = await contend(session, config.worker, config.options, end, board);
+  const done: WorkerMessage = { type: 'done', grants, retries: session.retries };
+  await new Promise((resolve) => process.send?.(done, resolve));
+  await session.close();
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,85 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ContentionOptions, Grant } from './contention.js';
+import type { WorkerConfig, WorkerMessage } from './handoff-worker.js';
+import { now } from '../support/stats.js';
+
+const WORKER_SCRIPT = fileURLToPath(new URL('./handoff-worker.js', import.meta.url));
+
+/** Grants per worker and the library-level retries of all workers. */
+export interface ProcessRun {
+  readonly grants: Grant[][];
+  readonly retries: number;
+}
+
+/**
+ * Scenario 5: `workers` forked processes contend for one key, each with its own session. The parent plays
+ * the handoff board over IPC (a releaser parks until another worker has taken the key); `beforeGo` runs once
+ * every worker is connected, so command counts leave connection setup out.
+ */
+export async function contendInProcesses(
+  library: string,
+  url: string,
+  workers: number,
+  options: ContentionOptions,
+  durationMs: number,
+  beforeGo: () => Promise<void>,
+): Promise<ProcessRun> {
+  const children: ChildProcess[] = [];
+  const parked = new Set<number>();
+  let lastHolder = -1;
+  let ready = 0;
+  let stopped = false;
+  let signalReady!: () => void;
+  let failReady!: (error: Error) => void;
+  const allReady = new Promise<void>((resolve, reject) => ((signalReady = resolve), (failReady = reject)));
+  const results: Array<Promise<{ grants: Grant[]; retries: number }>> = [];
+
+  for (let worker = 0; worker < workers; worker++) {
+    const config: WorkerConfig = { library, url, worker, options };
+    const child = fork(WORKER_SCRIPT, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(child);
+    const send = (message: WorkerMessage): void => void child.send(message);
+    results.push(
+      new Promise((resolve, reject) => {
+        child.on('message', (message: WorkerMessage) => {
+          if (message.type === 'ready' && ++ready === workers) signalReady();
+          else if (message.type === 'acquired') {
+            lastHolder = worker;
+            for (const other of parked) {
+              if (other === worker) continue;
+              parked.delete(other);
+              children[other].send({ type: 'unpark' } satisfies WorkerMessage);
+            }
+          } else if (message.type === 'park') {
+            if (lastHolder !== worker || stopped) send({ type: 'unpark' });
+            else parked.add(worker);
+          } else if (message.type === 'done') {
+            resolve({ grants: message.grants as Grant[], retries: message.retries });
+          }
+        });
+        child.once('exit', (code) => {
+          const error = new Error(`bench worker ${worker} (${library}) exited with ${code}`);
+          failReady(error);
+          reject(error);
+        });
+      }),
+    );
+  }
+  try {
+    await allReady;
+    await beforeGo();
+    const end = now() + durationMs;
+    for (const child of children) child.send({ type: 'go', end } satisfies WorkerMessage);
+    const stopper = setTimeout(() => {
+      stopped = true;
+      for (const worker of parked) children[worker].send({ type: 'unpark' } satisfies WorkerMessage);
+      parked.clear();
+    }, durationMs + 1);
+    const done = await Promise.all(results);
+    clearTimeout(stopper);
+    return { grants: done.map((result) => result.grants), retries: done.reduce((sum, r) => sum + r.retries, 0) };
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill();
+  }
+}
