@@ -20,7 +20,12 @@ export interface ScenarioOptions {
   readonly lockUrl: string;
   /** Settings of every worker; `perWorker` overrides some for worker `index`. */
   readonly worker: Pick<WorkerConfig, 'sections' | 'holdMs' | 'ttl' | 'wait' | 'commandTimeout'> &
-    Partial<Pick<WorkerConfig, 'retry' | 'announce' | 'deadlineMs' | 'maxRetriesPerRequest' | 'gapMs' | 'bypassLock'>>;
+    Partial<
+      Pick<
+        WorkerConfig,
+        'retry' | 'announce' | 'deadlineMs' | 'maxRetriesPerRequest' | 'gapMs' | 'bypassLock' | 'pauseAt'
+      >
+    >;
   readonly perWorker?: (index: number) => Partial<WorkerConfig>;
   /** The whole run, from `go` to the last result, must end within this many ms. */
   readonly boundMs: number;
@@ -136,6 +141,20 @@ export class Scenario {
   /** Resolves when worker `index` prints `entered` for its section `n`. */
   entered(index: number, n: number, timeout = 20_000): Promise<void> {
     return this.children[index].waitFor(`entered p${index}:${n}\n`, timeout);
+  }
+
+  /** Lets a worker paused inside its `pauseAt` section go on. */
+  resume(index: number): void {
+    this.children[index].send('continue');
+  }
+
+  /** Resolves once at least `count` sections are inside at once (an overlap the checkers will judge). */
+  async inside(count: number, timeout = 20_000): Promise<void> {
+    const deadline = performance.now() + timeout;
+    while ((await this.resource.inside()).length < count) {
+      if (performance.now() > deadline) throw new Error(`fewer than ${count} sections inside within ${timeout} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   /** Kills worker `index` with SIGKILL, as a crash would; returns the sections it was inside. */

@@ -51,6 +51,8 @@ export interface WorkerConfig {
   readonly gapMs?: number;
   /** Print `entered <sid>` when a section starts, for the test to time its faults. */
   readonly announce?: boolean;
+  /** Stay inside the section with this id (e.g. `p0:2`) until the test sends `continue`, instead of holding. */
+  readonly pauseAt?: string;
   /** Block the event loop for `blockMs` inside this section number instead of holding. */
   readonly blockAtSection?: number;
   readonly blockMs?: number;
@@ -132,10 +134,13 @@ const locks = app.get(LockService);
 let stopping = false;
 let started: () => void;
 const go = new Promise<void>((resolve) => (started = resolve));
+let continued: () => void;
+const resumed = new Promise<void>((resolve) => (continued = resolve));
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (line === 'go') started();
   if (line === 'stop') stopping = true;
+  if (line === 'continue') continued();
 });
 // the test process holds our stdin: when it goes away, so do we
 lines.on('close', () => process.exit(0));
@@ -162,6 +167,7 @@ async function section(lock: Held, sid: string, n: number): Promise<void> {
   const value = await counter.read();
   const fencedValue = await resource.read(fence);
   if (config.blockAtSection === n) blockEventLoop(config.blockMs ?? 0);
+  else if (config.pauseAt === sid) await resumed;
   else await sleep(config.holdMs);
   // the unfenced write is only as safe as this check: fine while leases hold, not when Redis forgets them
   const unfenced = lock.isHeld ? 'written' : 'skipped';
