@@ -1,3 +1,4 @@
+import type { HandOverOffer } from './hand-over-offer.js';
 import type { ReleaseWatch } from './interfaces/lock-store.interface.js';
 
 interface Waiter {
@@ -14,6 +15,8 @@ export class LocalQueue {
   private readonly waiters: Waiter[] = [];
   /** The release watch shared by successive heads; closed when the queue empties. */
   watch?: Promise<ReleaseWatch>;
+  /** The head's offer to take the lease straight from a local release, while it sleeps. */
+  private offer?: HandOverOffer;
 
   get size(): number {
     return this.waiters.length;
@@ -35,6 +38,24 @@ export class LocalQueue {
     if (index < 0) return;
     this.waiters.splice(index, 1);
     if (index === 0) this.waiters[0]?.start();
+  }
+
+  /** The head sleeps and would take the lease from a local release: see {@link takeOffer}. */
+  standBy(offer: HandOverOffer): void {
+    this.offer = offer;
+  }
+
+  /** The head woke: its offer, if no releaser took it, lapses. */
+  withdraw(offer: HandOverOffer): void {
+    if (this.offer === offer) this.offer = undefined;
+  }
+
+  /** For a releaser: the head's standing offer, marked taken, or `undefined` when there is none. */
+  takeOffer(): HandOverOffer | undefined {
+    const offer = this.offer;
+    this.offer = undefined;
+    offer?.take();
+    return offer;
   }
 
   /** Wakes the head's current wait: a lock on this key was released inside this process. */

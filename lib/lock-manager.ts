@@ -5,6 +5,7 @@ import type { LockLostReason } from './errors/lock-lost.error.js';
 import type { LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
 import type { LockInfo } from './interfaces/lock-info.interface.js';
 import type { LockStore } from './interfaces/lock-store.interface.js';
+import { HandOverOffer } from './hand-over-offer.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { LocalQueue } from './local-queue.js';
 import { logLockEvents } from './lock-event-logger.js';
@@ -24,6 +25,8 @@ import {
   validateStore,
 } from './utils/validate-options.js';
 
+type HandOver = NonNullable<LockStore['handOver']>;
+
 /** Options of a {@link LockManager}: a store and the defaults of every acquisition. */
 export interface LockManagerOptions extends LockDefaults {
   /** Where leases live. */
@@ -42,14 +45,6 @@ export interface LockedScopeOptions<C> {
   readonly onContention?: (error: LockNotAcquiredError) => C;
   /** The key template each key is reported under, when the keys of one scope have different ones. */
   readonly keyTemplateOf?: (key: string) => string | undefined;
-}
-
-/** How a locked scope treats contention and release. @internal */
-export interface LockedScopeOptions<C> {
-  /** Keep the leases until at least this many ms after the scope started. */
-  readonly holdAtLeast?: number;
-  /** Called instead of throwing when a key stays held past the wait; its result is the scope's. */
-  readonly onContention?: (error: LockNotAcquiredError) => C;
 }
 
 type Attempt = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
@@ -356,7 +351,15 @@ export class LockManager {
         // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends
         const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
         const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
+        // a local holder can hand its lease straight to us when it releases, in its own store call
+        const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace) : undefined;
+        if (offer) queue.standBy(offer);
         await watch.next(Math.max(1, delay));
+        if (offer) {
+          queue.withdraw(offer);
+          const handed = await offer.outcome;
+          if (handed) return { lock: handed };
+        }
       }
     } finally {
       queue.leave(waiter);
@@ -383,10 +386,35 @@ export class LockManager {
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
     }
     if (!result.acquired) return { remainingTtl: result.remainingTtl };
-    const lock = new Lock(key, token, settings.ttl, result.fence, sentAt, this.controller);
+    return { lock: this.granted(key, token, settings, result.fence, sentAt) };
+  }
+
+  /** Starts holding a lease the store granted to `token` from a request sent at `sentAt`. */
+  private granted(key: string, token: string, settings: LockSettings, fence: number | undefined, sentAt: number) {
+    const lock = new Lock(key, token, settings.ttl, fence, sentAt, this.controller);
     this.held.set(key, lock);
     this.renewer.add(lock, settings.autoRenew);
-    return { lock };
+    return lock;
+  }
+
+  /**
+   * Releases `lock` and, in the same store call, grants its key to the local waiter that made `offer`,
+   * unless another process waits for it (then it is a plain release, and the waiter tries as usual).
+   */
+  private async handOverLease(lock: Lock, offer: HandOverOffer, handOver: HandOver): Promise<boolean> {
+    const { token, settings, trace } = offer;
+    trace.attempts++;
+    const sentAt = performance.now();
+    const next = {
+      key: lock.key,
+      token,
+      ttl: settings.ttl,
+      fencing: settings.fencing,
+      holder: encodeHolder(settings.label),
+    };
+    const result = await handOver(lock.key, lock.token, next);
+    if (result.handedOver) offer.settle(this.granted(lock.key, token, settings, result.fence, sentAt));
+    return result.released;
   }
 
   private async extendLease(lock: Lock, ttl: number): Promise<void> {
@@ -411,18 +439,24 @@ export class LockManager {
     this.renewer.remove(lock);
     if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
     const keptFor = keepFor !== undefined && keepFor > 0 ? keepFor : undefined;
+    const handOver = this.store.handOver?.bind(this.store);
+    // a lease kept for holdAtLeast is not handed on, nor one released by close()
+    const offer =
+      keptFor === undefined && handOver && !this.closing ? this.queues.get(lock.key)?.takeOffer() : undefined;
     let released: boolean;
     try {
-      released =
-        keptFor === undefined
-          ? await this.store.release(lock.key, lock.token)
-          : await this.store.extend(lock.key, lock.token, keptFor);
+      if (keptFor !== undefined) released = await this.store.extend(lock.key, lock.token, keptFor);
+      else if (offer && handOver) released = await this.handOverLease(lock, offer, handOver);
+      else released = await this.store.release(lock.key, lock.token);
     } catch (error) {
       const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
       this.observer.storeError('release', lock.key, failure, lock);
       this.observer.released(lock);
       throw failure;
     } finally {
+      // a waiter that was not handed the lease (or whose hand-over failed) tries by itself, with its token:
+      // a grant whose reply was lost is granted again to the same token
+      offer?.settle(undefined);
       this.queues.get(lock.key)?.wake();
     }
     // the store no longer had our token: the lease ended before its holder was done, and the holder hears it

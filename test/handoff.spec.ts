@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
+import { LockStoreError } from '../lib/errors/lock-store.error.js';
 import { LockManager } from '../lib/lock-manager.js';
 import { RedisLockStore } from '../lib/stores/redis.store.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
@@ -116,6 +117,67 @@ describe('waiting and hand-off on Redis', () => {
     const handedOver = await waiting;
     expect(handedOver.isHeld).toBe(true);
     await handedOver.release();
+  });
+
+  it('hands a released lease straight to the next local waiter in the same call, the waiter sending nothing', async () => {
+    const local = manager();
+    const events: string[] = [];
+    local.on('released', ({ key }) => events.push(`released ${key}`));
+    local.on('acquired', ({ key, attempts }) => events.push(`acquired ${key} after ${attempts} attempts`));
+    const lock = await local.acquire('direct', { ttl: 30_000, fencing: true });
+    // the waiter's own retries would come every 5 s: anything sooner is the hand-over
+    const waiting = local.acquire('direct', { wait: 10_000, fencing: true, retry: { minDelay: 5000, maxDelay: 5000 } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = await commandCount(admin, 'evalsha');
+    await lock.release();
+    const next = await waiting;
+    expect((await commandCount(admin, 'evalsha')) - before).toBe(1);
+    expect(next.isHeld).toBe(true);
+    expect(next.fence).toBeGreaterThan(lock.fence!);
+    expect(await admin.get(resourceKeys(keyPrefix, 'direct').lock)).toBe(next.token);
+    // the waiter was refused once before it stood by, then handed the lease
+    expect(events).toEqual(['acquired direct after 1 attempts', 'released direct', 'acquired direct after 2 attempts']);
+    await next.release();
+    expect((await local.inspect('direct')).held).toBe(false);
+  });
+
+  it('stops handing over locally once another process waits, so a busy process cannot keep a key', async () => {
+    const busy = manager();
+    const patient = manager();
+    let stop = false;
+    // three loops keep a local waiter standing by at every release of `busy`
+    const loops = Array.from({ length: 3 }, async () => {
+      while (!stop)
+        await busy.using('shared', () => new Promise((resolve) => setTimeout(resolve, 2)), { wait: 10_000 });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    const lock = await patient.acquire('shared', { wait: 3000 });
+    const waited = performance.now() - started;
+    stop = true;
+    await lock.release();
+    await Promise.all(loops);
+    expect(waited).toBeLessThan(500);
+  });
+
+  it('still gives the waiter the lease when the hand-over reply is lost, by its retry with the same token', async () => {
+    const inner = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
+    const lossy = Object.assign(Object.create(inner) as RedisLockStore, {
+      handOver: async (...args: Parameters<RedisLockStore['handOver']>) => {
+        await inner.handOver(...args);
+        throw new LockStoreError('release', args[0], new Error('Connection is closed.'));
+      },
+    });
+    const local = new LockManager({ store: lossy });
+    managers.push(local);
+    const lock = await local.acquire('lossy', { ttl: 30_000 });
+    const waiting = local.acquire('lossy', { wait: 3000, retry: { minDelay: 20, maxDelay: 20 } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    const next = await waiting;
+    expect(next.isHeld).toBe(true);
+    expect(await admin.get(resourceKeys(keyPrefix, 'lossy').lock)).toBe(next.token);
+    await next.release();
   });
 });
 

@@ -11,7 +11,7 @@ import type { AcquireRequest, LockStore } from '../lib/interfaces/lock-store.int
 import { clockDrift, type Lock } from '../lib/lock.js';
 import { LockManager, type LockManagerOptions } from '../lib/lock-manager.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../lib/stores/redis.store.js';
-import { ACQUIRE, ALL_SCRIPTS } from '../lib/stores/scripts.js';
+import { ACQUIRE, ALL_SCRIPTS, EXTEND_MANY } from '../lib/stores/scripts.js';
 import { encodeHolder } from '../lib/utils/lock-holder.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { newToken } from '../lib/utils/token.js';
@@ -373,6 +373,30 @@ describe('RedisLockStore acquire cost', () => {
     expect(used.evalsha).toBe(10);
     expect(used).toEqual(Object.fromEntries(Object.entries(bare).map(([name, calls]) => [name, calls * 10])));
     await manager.releaseAll(locks);
+  });
+
+  it('renews a batch of 200 leases with one script call, and tells a key of another type from a lost lease', async () => {
+    const store = redisStore();
+    const tokens = Array.from({ length: 200 }, () => newToken());
+    await Promise.all(tokens.map((token, i) => store.acquire({ key: `batch:${i}`, token, ttl: 5000, fencing: false })));
+    await admin.script('LOAD', EXTEND_MANY.lua);
+    let outcomes: Array<boolean | Error> = [];
+    const used = await commandsDuring(async () => {
+      outcomes = await store.extendMany(tokens.map((token, i) => ({ key: `batch:${i}`, token, ttl: 9000 })));
+    });
+    expect(outcomes).toEqual(tokens.map(() => true));
+    expect(used).toEqual({ evalsha: 1, get: 200, pexpire: 400 });
+
+    // a key of another type fails its own lease with the store error that says so; the others renew
+    await admin.del(names('batch:7').lock);
+    await admin.hset(names('batch:7').lock, 'field', 'value');
+    const [sixth, seventh, eighth] = await store.extendMany(
+      [6, 7, 8].map((i) => ({ key: `batch:${i}`, token: tokens[i], ttl: 9000 })),
+    );
+    expect([sixth, eighth]).toEqual([true, true]);
+    expect(seventh).toBeInstanceOf(LockStoreError);
+    expect((seventh as Error).message).toMatch(/holds another type of value/);
+    await admin.del(names('batch:7').lock);
   });
 
   it('answers an acquire of a held key with one EVALSHA and no other command', async () => {

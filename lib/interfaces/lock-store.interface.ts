@@ -26,6 +26,12 @@ export type AcquireResult =
       readonly remainingTtl: number | undefined;
     };
 
+/** The answer to a hand-over: whether the lease was still ours, and whether `next` got it. */
+export type HandOverResult =
+  | { readonly released: false; readonly handedOver: false }
+  | { readonly released: true; readonly handedOver: false }
+  | { readonly released: true; readonly handedOver: true; readonly fence?: number };
+
 /** One lease to renew in a batch. */
 export interface LeaseRenewal {
   readonly key: string;
@@ -71,6 +77,12 @@ export interface LockStore {
   acquire(request: AcquireRequest): Promise<AcquireResult>;
   /** Deletes the lease only while `token` holds it; `false` when it was gone or someone else's. */
   release(key: string, token: string): Promise<boolean>;
+  /**
+   * Optional: releases the lease while `token` holds it and, in the same atomic step, grants it to `next`
+   * (the releasing process's next waiter) when nobody else waits for the key; when others may wait, it
+   * releases as `release` does and `next` gets nothing. Saves the next waiter its own round trip.
+   */
+  handOver?(key: string, token: string, next: AcquireRequest): Promise<HandOverResult>;
   /** Sets the lease to `ttl` ms only while `token` holds it; never re-creates a missing key. */
   extend(key: string, token: string, ttl: number): Promise<boolean>;
   /** Renews many leases in one batch; each entry is the outcome of `extend` or the error it met. */

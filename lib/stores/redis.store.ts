@@ -5,6 +5,7 @@ import { LockStoreError } from '../errors/lock-store.error.js';
 import type {
   AcquireRequest,
   AcquireResult,
+  HandOverResult,
   LeaseRenewal,
   LockState,
   LockStore,
@@ -23,9 +24,10 @@ import {
   type ReplicaAckOptions,
   type ReplicaAckOutcome,
 } from './replica-ack.js';
+import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from './notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
-import { ACQUIRE, ALL_SCRIPTS, EXTEND, RELEASE } from './scripts.js';
+import { ACQUIRE, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts.js';
 
 /** Options of {@link RedisLockStore}. */
 export interface RedisLockStoreOptions {
@@ -112,6 +114,38 @@ export class RedisLockStore implements LockStore {
       runScript(this.client, RELEASE, [keys.lock, keys.holder], args),
     );
     return reply === 1;
+  }
+
+  async handOver(key: string, token: string, next: AcquireRequest): Promise<HandOverResult> {
+    const keys = this.keysOf(key);
+    // a hand-over needs the server to see who else waits (subscribers), and exactly one local waiter: two
+    // managers sharing this store would look like one subscriber, and one could keep the key from the other;
+    // with replicaAck each grant must wait for replicas on its own
+    if (
+      this.replicaAck ||
+      !this.subscriber?.isListening(keys.channel) ||
+      this.subscriber.watchers(keys.channel) !== 1
+    ) {
+      return { released: await this.release(key, token), handedOver: false };
+    }
+    const args = [
+      token,
+      keys.channel,
+      this.publishCommand,
+      this.owner,
+      this.handoffWindow,
+      next.token,
+      next.ttl,
+      next.fencing ? '1' : '0',
+      next.holder ?? '',
+    ];
+    const reply = await this.run('release', key, keys, () =>
+      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.holder], args),
+    );
+    const [outcome, fence] = reply as [number, number];
+    if (outcome === 0) return { released: false, handedOver: false };
+    if (outcome === 1) return { released: true, handedOver: false };
+    return next.fencing ? { released: true, handedOver: true, fence } : { released: true, handedOver: true };
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
@@ -278,7 +312,10 @@ export class RedisLockStore implements LockStore {
     if (this.options.ownsClient) await closeClient(this.client);
   }
 
-  /** Renews leases that one node serves in one pipeline. */
+  /**
+   * Renews leases that one node serves in one round trip: one EXTEND_MANY run on a single server, a pipeline
+   * of EXTEND on a Cluster node (its keys span slots, which one script may not touch).
+   */
   private async extendBatch(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     const calls = renewals.map((renewal) => {
       const keys = this.keysOf(renewal.key);
@@ -286,7 +323,9 @@ export class RedisLockStore implements LockStore {
     });
     let replies: unknown[];
     try {
-      replies = await runScriptBatch(this.client, EXTEND, calls);
+      replies = isCluster(this.client)
+        ? await runScriptBatch(this.client, EXTEND, calls)
+        : await extendOnOneServer(this.client, calls);
     } catch (error) {
       const failure = new LockStoreError('renew', undefined, withoutArguments(error));
       return renewals.map(() => failure);

@@ -19,7 +19,8 @@ import { NotifiableWatch } from './notifiable-watch.js';
 import { countAnswers, NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';
 import { checkNodes, connectNodes, type ConnectedNode, type RedlockNode } from './redlock-nodes.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-import { runScript, runScriptBatch } from './script-runner.js';
+import { extendOnOneServer } from './extend-on-one-server.js';
+import { runScript } from './script-runner.js';
 import { ACQUIRE, ALL_SCRIPTS, EXTEND, RAISE_FENCE, RELEASE } from './scripts.js';
 
 export type { RedlockNode } from './redlock-nodes.js';
@@ -190,7 +191,7 @@ export class RedlockStore implements LockStore {
     const started = performance.now();
     // one pipeline per node; the round is decided once every lease is extended on a quorum
     const perNode = await this.round(
-      (client) => runScriptBatch(client, EXTEND, calls),
+      (client) => extendOnOneServer(client, calls),
       (sofar) => renewals.every((_, index) => countAnswers(entryReplies(sofar, index), isOne) >= this.quorum),
     );
     return renewals.map((renewal, index) => {

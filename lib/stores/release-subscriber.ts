@@ -37,6 +37,11 @@ export class ReleaseSubscriber {
     return this.channels.has(channel);
   }
 
+  /** How many watches of this process are open on `channel` (one per waiting queue of a manager). */
+  watchers(channel: string): number {
+    return this.channels.get(channel)?.watches.size ?? 0;
+  }
+
   async watch(channel: string): Promise<ReleaseWatch> {
     const connection = this.ensureConnection();
     let entry = this.channels.get(channel);

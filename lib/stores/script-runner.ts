@@ -19,10 +19,10 @@ export async function runScript(
   args: Array<string | number>,
 ): Promise<Reply> {
   try {
-    return await client.evalsha(script.sha, script.keys, ...keys, ...args);
+    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
   } catch (error) {
     if (!isNoScript(error)) throw error;
-    return client.eval(script.lua, script.keys, ...keys, ...args);
+    return client.eval(script.lua, keys.length, ...keys, ...args);
   }
 }
 
@@ -42,7 +42,7 @@ export async function runScriptBatch(
   calls: readonly ScriptCall[],
 ): Promise<Array<Reply | Error>> {
   const pipeline = client.pipeline();
-  for (const call of calls) pipeline.evalsha(script.sha, script.keys, ...call.keys, ...call.args);
+  for (const call of calls) pipeline.evalsha(script.sha, call.keys.length, ...call.keys, ...call.args);
   const replies = (await pipeline.exec()) ?? [];
   return Promise.all(
     calls.map(async (call, index) => {
@@ -50,7 +50,7 @@ export async function runScriptBatch(
       if (!error) return reply;
       if (!isNoScript(error)) return error;
       try {
-        return await client.eval(script.lua, script.keys, ...call.keys, ...call.args);
+        return await client.eval(script.lua, call.keys.length, ...call.keys, ...call.args);
       } catch (retryError) {
         return retryError as Error;
       }

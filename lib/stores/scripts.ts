@@ -5,13 +5,64 @@ export interface LuaScript {
   readonly name: string;
   readonly lua: string;
   readonly sha: string;
-  readonly keys: number;
 }
 
-function script(name: string, keys: number, lua: string): LuaScript {
+function script(name: string, lua: string): LuaScript {
   const body = lua.trim();
-  return { name, keys, lua: body, sha: createHash('sha1').update(body).digest('hex') };
+  return { name, lua: body, sha: createHash('sha1').update(body).digest('hex') };
 }
+
+/**
+ * Lua shared by the scripts that grant a lease: writes the lease, its fence and its holder record.
+ * The fence counter has no expiry: it must keep growing across every grant of this resource. It goes
+ * first, so a fence key of another type fails the script before anything is written.
+ */
+const GRANT_LUA = `
+local function grant(lockKey, fenceKey, holderKey, token, ttl, fencing, holder)
+  local fence = 0
+  if fencing == '1' then
+    fence = redis.call('INCR', fenceKey)
+    -- a counter that starts over (a new resource, or one a restart lost) starts from the server clock in
+    -- microseconds: above every fence granted before it, as no resource is granted twice in a microsecond
+    if fence == 1 then
+      local now = redis.call('TIME')
+      fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+      redis.call('SET', fenceKey, string.format('%.0f', fence))
+    end
+  end
+  redis.call('SET', lockKey, token, 'PX', ttl)
+  -- who holds it, for inspect(): the same expiry as the lease, so it never describes a past holder;
+  -- a grant without a record drops one left by a lease deleted from outside
+  if holder ~= '' then
+    redis.call('SET', holderKey, holder, 'PX', ttl)
+  else
+    redis.call('DEL', holderKey)
+  end
+  return fence
+end
+`;
+
+/**
+ * Lua shared by the scripts that release a lease (the token was checked): drops the holder record, tells
+ * waiters, and when waiters elsewhere heard it, reserves the key briefly ('~owner') against this owner so
+ * one of them wins instead of this process re-taking it.
+ */
+const RELEASE_LUA = `
+local function releaseToWaiters(lockKey, holderKey, channel, publish, owner, window, ownListeners)
+  redis.call('DEL', holderKey)
+  local listeners = 0
+  -- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
+  if publish ~= '' then
+    local published = redis.pcall(publish, channel, '1')
+    if type(published) == 'number' then listeners = published end
+  end
+  if listeners > tonumber(ownListeners) and tonumber(window) > 0 then
+    redis.call('SET', lockKey, '~' .. owner, 'PX', window)
+  else
+    redis.call('DEL', lockKey)
+  end
+end
+`;
 
 /**
  * Grants the lease if the key is free, ours already, or reserved for hand-off to anyone but this owner.
@@ -20,8 +71,7 @@ function script(name: string, keys: number, lua: string): LuaScript {
  */
 export const ACQUIRE = script(
   'acquire',
-  3,
-  `
+  `${GRANT_LUA}
 local current = redis.call('GET', KEYS[1])
 -- our own token: a retry whose first reply was lost; refresh it and answer as the first time
 if current == ARGV[1] then
@@ -34,28 +84,7 @@ end
 if current and (string.sub(current, 1, 1) ~= '~' or current == '~' .. ARGV[4]) then
   return {0, redis.call('PTTL', KEYS[1])}
 end
--- the fence counter has no expiry: it must keep growing across every grant of this resource;
--- it goes first, so a fence key of another type fails the script before anything is written
-local fence = 0
-if ARGV[3] == '1' then
-  fence = redis.call('INCR', KEYS[2])
-  -- a counter that starts over (a new resource, or one a restart lost) starts from the server clock in
-  -- microseconds: above every fence granted before it, as no resource is granted twice in a microsecond
-  if fence == 1 then
-    local now = redis.call('TIME')
-    fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-    redis.call('SET', KEYS[2], string.format('%.0f', fence))
-  end
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
--- who holds it, for inspect(): the same expiry as the lease, so it never describes a past holder;
--- a grant without a record drops one left by a lease deleted from outside
-if ARGV[5] ~= '' then
-  redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[2])
-else
-  redis.call('DEL', KEYS[3])
-end
-return {1, fence}
+return {1, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[5])}
 `,
 );
 
@@ -67,24 +96,33 @@ return {1, fence}
  */
 export const RELEASE = script(
   'release',
-  2,
-  `
+  `${RELEASE_LUA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
--- the holder record goes with the lease, also when the key stays reserved for hand-off
-redis.call('DEL', KEYS[2])
-local listeners = 0
--- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
-if ARGV[3] ~= '' then
-  local published = redis.pcall(ARGV[3], ARGV[2], '1')
-  if type(published) == 'number' then listeners = published end
-end
--- waiters in other processes heard us: reserve the key briefly against this owner so one of them wins
-if listeners > tonumber(ARGV[6]) and tonumber(ARGV[5]) > 0 then
-  redis.call('SET', KEYS[1], '~' .. ARGV[4], 'PX', ARGV[5])
-else
-  redis.call('DEL', KEYS[1])
-end
+releaseToWaiters(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 return 1
+`,
+);
+
+/**
+ * Releases the lease only while the token holds it and, when no other subscriber than the releaser's own
+ * waits for the key, grants it in the same step to the releaser's next local waiter (one round trip, no
+ * notice); when others wait, releases as RELEASE does, so a process cannot keep a key others want.
+ * KEYS: lock, fence, holder. ARGV: token, channel, publish command ('PUBLISH' or 'SPUBLISH'), owner id,
+ * hand-off window ms, next token, next ttl ms, next fencing ('1'/'0'), next holder record ('' for none).
+ * Returns {0, 0} when the lease was not ours, {1, 0} when released to other waiters, {2, fence or 0}
+ * when handed over.
+ */
+export const HAND_OVER = script(
+  'hand-over',
+  `${GRANT_LUA}${RELEASE_LUA}
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
+local count = ARGV[3] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB'
+-- one subscriber is the releaser's own (its waiter's); any other is a process waiting for this key
+if redis.call('PUBSUB', count, ARGV[2])[2] > 1 then
+  releaseToWaiters(KEYS[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], 1)
+  return {1, 0}
+end
+return {2, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[9])}
 `,
 );
 
@@ -94,12 +132,37 @@ return 1
  */
 export const EXTEND = script(
   'extend',
-  2,
   `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 -- the holder record lives exactly as long as the lease (a no-op when the grant had none)
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+`,
+);
+
+/**
+ * {@link EXTEND} for many leases in one call: how the renewal scheduler renews a batch with one script
+ * run instead of one per lease (only where every key lives on one server: not across Cluster slots).
+ * KEYS: lock and holder of each lease, in pairs. ARGV: token and ttl ms of each lease, in pairs.
+ * Returns one entry per lease: 1 extended, 0 not ours any more, -1 the key holds another type.
+ */
+export const EXTEND_MANY = script(
+  'extend-many',
+  `
+local outcomes = {}
+for i = 1, #KEYS, 2 do
+  -- pcall: a key of another type fails its own lease, not the rest of the batch
+  local current = redis.pcall('GET', KEYS[i])
+  if type(current) == 'table' and current.err then
+    outcomes[#outcomes + 1] = -1
+  elseif current ~= ARGV[i] then
+    outcomes[#outcomes + 1] = 0
+  else
+    redis.call('PEXPIRE', KEYS[i + 1], ARGV[i + 1])
+    outcomes[#outcomes + 1] = redis.call('PEXPIRE', KEYS[i], ARGV[i + 1])
+  end
+end
+return outcomes
 `,
 );
 
@@ -110,7 +173,6 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
  */
 export const RAISE_FENCE = script(
   'raise-fence',
-  1,
   `
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 local target = tonumber(ARGV[1])
@@ -122,4 +184,4 @@ return target
 );
 
 /** Every script this package runs, for loading them at startup. */
-export const ALL_SCRIPTS: readonly LuaScript[] = [ACQUIRE, RELEASE, EXTEND, RAISE_FENCE];
+export const ALL_SCRIPTS: readonly LuaScript[] = [ACQUIRE, RELEASE, HAND_OVER, EXTEND, EXTEND_MANY, RAISE_FENCE];

@@ -88,6 +88,62 @@ export function describeStoreContract(kind: StoreKind): void {
       expect((await pair.other.inspect('k')).held).toBe(false);
     });
 
+    it('renews a batch lease by lease: live leases and their holder records extended, stale and missing ones not', async () => {
+      const holder = JSON.stringify({ host: 'h', pid: 1, label: 'Batch.run', acquiredAt: new Date(0).toISOString() });
+      const live = [newToken(), newToken(), newToken()];
+      for (const [index, token] of live.entries()) {
+        await pair.store.acquire({ key: `batch:${index}`, token, ttl: 1000, fencing: false, holder });
+      }
+      await pair.store.acquire({ key: 'batch:taken', token: newToken(), ttl: 1000, fencing: false });
+      const outcomes = await pair.store.extendMany([
+        { key: 'batch:0', token: live[0], ttl: 8000 },
+        { key: 'batch:taken', token: newToken(), ttl: 8000 },
+        { key: 'batch:1', token: live[1], ttl: 8000 },
+        { key: 'batch:missing', token: newToken(), ttl: 8000 },
+        { key: 'batch:2', token: live[2], ttl: 8000 },
+      ]);
+      expect(outcomes).toEqual([true, false, true, false, true]);
+      for (const index of [0, 1, 2]) {
+        const state = await pair.other.inspect(`batch:${index}`);
+        expect(state).toMatchObject({ held: true, holder });
+        expect(state.remainingTtl).toBeGreaterThan(5000);
+      }
+      expect((await pair.other.inspect('batch:taken')).remainingTtl).toBeLessThanOrEqual(1000);
+      expect((await pair.other.inspect('batch:missing')).held).toBe(false);
+    });
+
+    it('hands a lease over in one step when only its own process waits, and releases to others when they wait', async () => {
+      const { store, other } = pair;
+      if (!store.handOver) return; // optional: a store without it is released, then acquired
+      const first = newToken();
+      await store.acquire({ key: 'ho', token: first, ttl: 5000, fencing: true });
+      const fenceBefore = (await other.inspect('ho')).fence!;
+      const ours = await store.watch('ho');
+      const next = newToken();
+      const holder = JSON.stringify({ host: 'h', pid: 2, label: 'Next.run', acquiredAt: new Date(0).toISOString() });
+      const request = { key: 'ho', token: next, ttl: 5000, fencing: true, holder };
+      expect(await store.handOver('ho', newToken(), request)).toEqual({ released: false, handedOver: false });
+
+      const handed = await store.handOver('ho', first, request);
+      expect(handed).toEqual({ released: true, handedOver: true, fence: expect.any(Number) });
+      if (handed.handedOver) expect(handed.fence).toBeGreaterThan(fenceBefore);
+      expect(await other.inspect('ho')).toMatchObject({ held: true, holder });
+      expect(await store.release('ho', first)).toBe(false);
+      expect(await store.extend('ho', next, 5000)).toBe(true);
+
+      // another process waits now: the lease goes back to the store, reserved against the releaser
+      const theirs = await other.watch('ho');
+      expect(await store.handOver('ho', next, { ...request, token: newToken() })).toEqual({
+        released: true,
+        handedOver: false,
+      });
+      expect(await theirs.next(1000)).toBe(true);
+      expect((await store.acquire({ key: 'ho', token: newToken(), ttl: 5000, fencing: false })).acquired).toBe(false);
+      expect((await other.acquire({ key: 'ho', token: newToken(), ttl: 5000, fencing: false })).acquired).toBe(true);
+      ours.close();
+      theirs.close();
+    });
+
     it('grants again to the same token, so a retry after a lost reply does not block on itself', async () => {
       const token = newToken();
       const first = await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: true });
@@ -267,5 +323,6 @@ function bind(store: StorePair['store']): StorePair['store'] {
     inspect: (k) => store.inspect(k),
     watch: (k) => store.watch(k),
     close: () => store.close(),
+    ...(store.handOver ? { handOver: (k, t, next) => store.handOver!(k, t, next) } : {}),
   };
 }
