@@ -165,7 +165,7 @@ const ratio = (a: number | undefined, b: number | undefined): number | undefined
 /** Every target of issue #4, judged against the tables of this run. */
 export function judgeTargets(tables: readonly Table[], renewal: { leases: number; ttl: number }): TargetResult[] {
   const byId = (id: number) => tables.find((table) => table.id === id);
-  const [t1, t2, t3, t4, t5, t6, t7] = [1, 2, 3, 4, 5, 6, 7].map(byId);
+  const [t1, t2, t3, t4, t5, t6, t7, t8] = [1, 2, 3, 4, 5, 6, 7, 8].map(byId);
   const checks: Check[] = [];
   const add = (check: Check) => checks.push(check);
 
@@ -293,5 +293,16 @@ export function judgeTargets(tables: readonly Table[], renewal: { leases: number
     limit: 0,
     atMost: true,
   });
+  const roundTrip = value(t8, 'Redis PING', 'p50');
+  for (const platform of ['express', 'fastify']) {
+    add({
+      id: `http-${platform}`,
+      target: `@WithLock adds ≤ 2 round trips + 0.2 ms at p50 (${platform}; round trip = Redis PING p50)`,
+      measured: roundTrip === undefined ? undefined : value(t8, `${platform}, @WithLock`, 'added'),
+      unit: ' ms',
+      limit: 2 * (roundTrip ?? 0) + 0.2,
+      atMost: true,
+    });
+  }
   return checks.map((check) => judge(check, byId));
 }
