@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ACQUIRE, EXTEND, RELEASE, type LuaScript } from '../../lib/stores/scripts.js';
+import { ACQUIRE, EXTEND_MANY, RELEASE, type LuaScript } from '../../lib/stores/scripts.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { Scenario, type ScenarioOptions } from './scenario.js';
@@ -62,8 +62,8 @@ describe('network faults between the lock holders and Redis', () => {
     ['acquire', ACQUIRE, { ttl: 5000, gapMs: 150 }],
     ['acquire, with a client that does not resend', ACQUIRE, { ttl: 5000, gapMs: 150, maxRetriesPerRequest: 0 }],
     ['release', RELEASE, {}],
-    // sections longer than a third of the TTL, so that every one of them is renewed
-    ['renewal', EXTEND, { holdMs: 700, sections: 5 }],
+    // sections longer than a third of the TTL, so that every one of them is renewed (one EXTEND_MANY per batch)
+    ['renewal', EXTEND_MANY, { holdMs: 700, sections: 5 }],
   ])(
     'keeps one holder at a time and finishes every section when the connection is cut during %s',
     async (operation, script, overrides) => {

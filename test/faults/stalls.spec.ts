@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pauseServer, sleepServer } from '../support/faults.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { Scenario } from './scenario.js';
@@ -23,22 +24,33 @@ describe('stalls longer than the lease', () => {
         name: `server ${how.split(' ')[0]} for 2 × TTL`,
         processes: 3,
         lockUrl: server.url,
-        // sections outlast the TTL: only renewals keep them, and those cannot get through the stall
-        worker: { sections: 3, holdMs: 1200, ttl: TTL, wait: 10_000, commandTimeout: 400, announce: true },
+        // p0 stays inside its first section until the stall is over, whatever order the workers got the lock in:
+        // only renewals keep it, and those cannot get through the stall
+        worker: {
+          sections: 3,
+          holdMs: 300,
+          ttl: TTL,
+          wait: 10_000,
+          commandTimeout: 400,
+          announce: true,
+          pauseAt: 'p0:1',
+        },
         boundMs: 40_000,
         leasesCanBeLost: true,
       });
       try {
         scenario.go();
-        await scenario.entered(0, 2);
+        await scenario.entered(0, 1);
         const stalledAt = Date.now();
         await stall(server.url);
+        await sleep(stalledAt + 2 * TTL + 200 - Date.now());
+        scenario.resume(0);
         const outcome = await scenario.finish();
         const caught = outcome.report.sections.filter((s) => s.enteredAt < stalledAt && s.exitedAt! > stalledAt);
         scenario.record(outcome, `1 × ${faults}, TTL ${TTL} ms`);
 
         expect(outcome.violations).toEqual([]);
-        expect(caught.map((s) => s.sid)).toEqual(['p0:2']);
+        expect(caught.map((s) => s.sid)).toEqual(['p0:1']);
         const [holder] = caught;
         expect(holder.lost?.reason).toBe('store-unreachable');
         // told by the end of its validity (plus a scheduling margin), not when the server came back (2 × TTL)
