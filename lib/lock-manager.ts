@@ -4,7 +4,7 @@ import { LockStoreError } from './errors/lock-store.error.js';
 import type { LockLostReason } from './errors/lock-lost.error.js';
 import type { LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
 import type { LockInfo } from './interfaces/lock-info.interface.js';
-import type { LockStore } from './interfaces/lock-store.interface.js';
+import type { AcquireRequest, LockStore } from './interfaces/lock-store.interface.js';
 import { HandOverOffer } from './hand-over-offer.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { LocalQueue } from './local-queue.js';
@@ -313,7 +313,8 @@ export class LockManager {
     const deadline = performance.now() + settings.wait;
     let queue = this.queues.get(key);
     if (!queue) {
-      const first = await this.attempt(key, token, settings, trace);
+      const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
+      const first = await this.attempt(key, token, settings, trace, waiting);
       if ('lock' in first) return first;
       this.observer.contended(trace, first.remainingTtl);
       if (settings.wait === 0) return first;
@@ -343,7 +344,7 @@ export class LockManager {
       for (let round = 0; ; round++) {
         const local = this.held.get(key);
         if (!local) {
-          last = await this.attempt(key, token, settings, trace);
+          last = await this.attempt(key, token, settings, trace, { again: true, ttl: deadline - performance.now() });
           if ('lock' in last) return last;
         }
         const remaining = deadline - performance.now();
@@ -373,13 +374,20 @@ export class LockManager {
     }
   }
 
-  private async attempt(key: string, token: string, settings: LockSettings, trace: AcquireTrace): Promise<Attempt> {
+  private async attempt(
+    key: string,
+    token: string,
+    settings: LockSettings,
+    trace: AcquireTrace,
+    waiting?: AcquireRequest['waiting'],
+  ): Promise<Attempt> {
     trace.attempts++;
     const sentAt = performance.now();
     let result;
     try {
       const holder = encodeHolder(settings.label);
-      result = await this.store.acquire({ key, token, ttl: settings.ttl, fencing: settings.fencing, holder });
+      const request = { key, token, ttl: settings.ttl, fencing: settings.fencing, holder, waiting };
+      result = await this.store.acquire(request);
     } catch (error) {
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.store.release(key, token).catch(() => undefined);

@@ -179,7 +179,77 @@ describe('waiting and hand-off on Redis', () => {
     expect(await admin.get(resourceKeys(keyPrefix, 'lossy').lock)).toBe(next.token);
     await next.release();
   });
+
+  it('serves processes in the order they asked: a release reserves the key for the first in line and wakes only it', async () => {
+    const [a, b, c] = [manager(), manager(), manager()];
+    const order: string[] = [];
+    const first = await a.acquire('line', { ttl: 30_000 });
+    const taking = (name: string, from: LockManager) =>
+      from.using('line', () => void order.push(name), { wait: 10_000, retry: { minDelay: 3000, maxDelay: 3000 } });
+    const bDone = taking('b', b);
+    await waitUntil(async () => (await admin.llen(resourceKeys(keyPrefix, 'line').line)) === 1);
+    const cDone = taking('c', c);
+    await waitUntil(async () => (await admin.llen(resourceKeys(keyPrefix, 'line').line)) === 2);
+    const started = performance.now();
+    await first.release();
+    // the releaser asks again at once, and so would anyone else: the key waits for b, then for c
+    const again = a.using('line', () => void order.push('a'), { wait: 10_000 });
+    await Promise.all([bDone, cDone, again]);
+    expect(order).toEqual(['b', 'c', 'a']);
+    // woken by notices, not by their 3 s timers
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await admin.exists(resourceKeys(keyPrefix, 'line').line)).toBe(0);
+  });
+
+  it('passes over a process that left the line without taking its turn, after one hand-off window', async () => {
+    const [holder, gone, next] = [manager(), manager({ handoffWindow: 50 }), manager()];
+    const lock = await holder.acquire('left', { ttl: 30_000 });
+    // `gone` joins the line and then gives up: its place stays until a release reaches it
+    await expect(gone.acquire('left', { wait: 100 })).rejects.toThrow(/held by another owner/);
+    const waiting = next.acquire('left', { wait: 5000, retry: { minDelay: 3000, maxDelay: 3000 } });
+    await waitUntil(async () => (await admin.llen(resourceKeys(keyPrefix, 'left').line)) === 2);
+    const started = performance.now();
+    await lock.release();
+    const taken = await waiting;
+    expect(performance.now() - started).toBeLessThan(1000);
+    await taken.release();
+  });
+
+  it('keeps greedy processes fair: each of 4 gets its share of a key they all re-take at once', async () => {
+    const workers = Array.from({ length: 4 }, () => manager());
+    const counts = workers.map(() => 0);
+    let longestWait = 0;
+    const until = performance.now() + 1500;
+    await Promise.all(
+      workers.map(async (worker, index) => {
+        while (performance.now() < until) {
+          const asked = performance.now();
+          await worker.using(
+            'greedy',
+            async () => {
+              longestWait = Math.max(longestWait, performance.now() - asked);
+              counts[index]++;
+              await new Promise((resolve) => setTimeout(resolve, 2));
+            },
+            { wait: 10_000 },
+          );
+        }
+      }),
+    );
+    const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
+    // without the line, the process whose release notice arrives first wins most rounds (Jain ~0.5 in the bench)
+    expect(Math.min(...counts)).toBeGreaterThan(mean * 0.7);
+    expect(longestWait).toBeLessThan(500);
+  });
 });
+
+async function waitUntil(condition: () => Promise<boolean>, timeout = 5000): Promise<void> {
+  const deadline = performance.now() + timeout;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`condition not met within ${timeout} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 async function commandCount(admin: Redis, command: string): Promise<number> {
   const stats = await admin.info('commandstats');

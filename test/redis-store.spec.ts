@@ -353,15 +353,18 @@ describe('RedisLockStore acquire cost', () => {
     const bare = await commandsDuring(() =>
       admin.evalsha(
         ACQUIRE.sha,
-        3,
+        4,
         'bare:{free}',
         'bare:{free}:fence',
         'bare:{free}:holder',
+        'bare:{free}:line',
         newToken(),
         10_000,
         '1',
         'someone',
         holder,
+        '0',
+        1000,
       ),
     );
     expect(bare.evalsha).toBe(1);
@@ -405,9 +408,14 @@ describe('RedisLockStore acquire cost', () => {
     const lock = await holder.acquire('busy', { ttl: 10_000 });
     await admin.script('LOAD', ACQUIRE.lua);
     await contender.inspect('warm-up');
-    const { lock: lockKey, fence, holder: holderKey } = names('busy');
+    const { lock: lockKey, fence, holder: holderKey, line } = names('busy');
     const bare = await commandsDuring(() =>
-      admin.evalsha(ACQUIRE.sha, 3, lockKey, fence, holderKey, newToken(), 10_000, '0', 'x', encodeHolder(undefined)),
+      admin.evalsha(
+        ACQUIRE.sha,
+        4,
+        ...[lockKey, fence, holderKey, line],
+        ...[newToken(), 10_000, '0', 'x', encodeHolder(undefined), '0', 1000],
+      ),
     );
 
     const used = await commandsDuring(async () => {

@@ -15,6 +15,13 @@ export interface AcquireRequest {
    * lease is held. Without it, the store keeps no holder for this grant (and drops any left over).
    */
   readonly holder?: string;
+  /**
+   * Set when the caller waits if refused. A store with a line of waiting processes per key (RedisLockStore)
+   * then gives it a place, so that a release reserves the key for the process that has waited longest.
+   * `again`: the caller may already have a place (a grant then frees it). `ttl`: how long, in ms, its place is
+   * worth keeping (the rest of its wait). Other stores ignore it.
+   */
+  readonly waiting?: { readonly again: boolean; readonly ttl: number };
 }
 
 /** The answer to an acquire: a grant (with its fence when asked), or the holder's remaining lease. */

@@ -91,14 +91,25 @@ export class RedisLockStore implements LockStore {
     const cluster = isCluster(this.client);
     const notices = options.releaseNotices ?? true;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
-    if (notices) this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster);
+    if (notices) this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster, this.owner);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
-    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? ''];
+    const { waiting } = request;
+    // the line serves hand-offs: with the window off, or without notices to call the next in line, stay out
+    const line = !waiting || this.handoffWindow === 0 || !this.subscriber ? '0' : waiting.again ? '2' : '1';
+    const args = [
+      request.token,
+      request.ttl,
+      request.fencing ? '1' : '0',
+      this.owner,
+      request.holder ?? '',
+      line,
+      Math.max(1000, Math.ceil(waiting?.ttl ?? 0)),
+    ];
     const reply = await this.run('acquire', request.key, keys, () =>
-      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.holder], args),
+      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.holder, keys.line], args),
     );
     const [granted, value] = reply as [number, number];
     if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
@@ -111,7 +122,7 @@ export class RedisLockStore implements LockStore {
     const ownListeners = this.subscriber?.isListening(keys.channel) ? 1 : 0;
     const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, RELEASE, [keys.lock, keys.holder], args),
+      runScript(this.client, RELEASE, [keys.lock, keys.holder, keys.line], args),
     );
     return reply === 1;
   }
@@ -140,7 +151,7 @@ export class RedisLockStore implements LockStore {
       next.holder ?? '',
     ];
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.holder], args),
+      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.holder, keys.line], args),
     );
     const [outcome, fence] = reply as [number, number];
     if (outcome === 0) return { released: false, handedOver: false };
@@ -189,7 +200,8 @@ export class RedisLockStore implements LockStore {
       });
     });
     const [current, pttl, fence, holder] = replies as [string | null, number, string | null, string | null];
-    const held = current !== null && !current.startsWith('~');
+    // '~owner' and '>owner' are hand-off reservations, not leases
+    const held = current !== null && !current.startsWith('~') && !current.startsWith('>');
     return {
       held,
       ...(held && pttl >= 0 ? { remainingTtl: pttl } : {}),

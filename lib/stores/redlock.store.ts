@@ -129,10 +129,12 @@ export class RedlockStore implements LockStore {
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
-    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? ''];
+    // no line of waiters: each node would keep its own, and reservations split across them reach no quorum
+    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? '', '0', 0];
     const started = performance.now();
     const replies = await this.round(
-      (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.holder], args) as Promise<AcquireReply>,
+      (client) =>
+        runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.holder, keys.line], args) as Promise<AcquireReply>,
       (sofar) => countAnswers(sofar, isGrant) >= this.quorum,
     );
     const grants = countAnswers(replies, isGrant);
@@ -158,7 +160,8 @@ export class RedlockStore implements LockStore {
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     const replies = await this.round(
-      (client, index) => runScript(client, RELEASE, [keys.lock, keys.holder], this.releaseArgs(keys, token, index)),
+      (client, index) =>
+        runScript(client, RELEASE, [keys.lock, keys.holder, keys.line], this.releaseArgs(keys, token, index)),
       (sofar) => countAnswers(sofar, isOne) >= this.quorum,
     );
     if (countAnswers(replies, isOne) >= this.quorum) return true;
@@ -312,7 +315,7 @@ export class RedlockStore implements LockStore {
    */
   private async undo(keys: ResourceKeys, token: string): Promise<void> {
     await this.round((client) =>
-      runScript(client, RELEASE, [keys.lock, keys.holder], [token, keys.channel, '', this.owner, 0, 0]),
+      runScript(client, RELEASE, [keys.lock, keys.holder, keys.line], [token, keys.channel, '', this.owner, 0, 0]),
     );
   }
 

@@ -4,6 +4,9 @@ import { NotifiableWatch } from './notifiable-watch.js';
 
 type Client = Redis | Cluster;
 
+/** What an owner id looks like in a notice (see RedisLockStore); anything else is a notice for all. */
+const OWNER_ID = /^[0-9a-f]{16}$/;
+
 interface Channel {
   readonly watches: Set<NotifiableWatch>;
   readonly subscribed: Promise<void>;
@@ -26,10 +29,13 @@ export class ReleaseSubscriber {
    * @param connect opens the dedicated subscriber connection (owned and closed by this class); for a
    *   Cluster it must have ioredis' `shardedSubscribers` on, or SSUBSCRIBE goes to one random node
    * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
+   * @param owner the store's owner id: a notice that names another owner (the key is reserved for that
+   *   process, first in the line) wakes nobody here; `*` (or anything else unnamed) wakes every waiter
    */
   constructor(
     private readonly connect: () => Client,
     readonly sharded: boolean,
+    private readonly owner?: string,
   ) {}
 
   /** Whether this process currently listens on `channel` (so the releaser can discount itself). */
@@ -74,6 +80,11 @@ export class ReleaseSubscriber {
     connection?.disconnect();
   }
 
+  /** Whether a notice names another process than ours (owner ids are 16 hex digits). */
+  private isForAnother(message: string): boolean {
+    return message !== this.owner && OWNER_ID.test(message);
+  }
+
   /** Wakes every watch: notices sent while a subscription was being re-established were lost. */
   private wakeAll(): void {
     for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
@@ -92,7 +103,8 @@ export class ReleaseSubscriber {
   private ensureConnection(): Client {
     if (this.connection) return this.connection;
     const connection = this.connect();
-    const onMessage = (channel: string | Buffer): void => {
+    const onMessage = (channel: string | Buffer, message: string | Buffer): void => {
+      if (this.isForAnother(String(message))) return;
       const entry = this.channels.get(String(channel));
       if (entry) for (const watch of entry.watches) watch.wake();
     };

@@ -43,17 +43,27 @@ end
 `;
 
 /**
- * Lua shared by the scripts that release a lease (the token was checked): drops the holder record, tells
- * waiters, and when waiters elsewhere heard it, reserves the key briefly ('~owner') against this owner so
- * one of them wins instead of this process re-taking it.
+ * Lua shared by the scripts that release a lease (the token was checked): drops the holder record and tells
+ * waiters. When processes stand in the key's line, the one that has waited longest gets the key reserved
+ * ('>owner') for the hand-off window and the notice names it, so only it wakes; otherwise, when waiters
+ * elsewhere heard the notice, the key is reserved briefly ('~owner') against this owner so that one of them
+ * wins instead of this process re-taking it.
  */
 const RELEASE_LUA = `
-local function releaseToWaiters(lockKey, holderKey, channel, publish, owner, window, ownListeners)
+local function releaseToWaiters(lockKey, holderKey, lineKey, channel, publish, owner, window, ownListeners)
   redis.call('DEL', holderKey)
+  if tonumber(window) > 0 then
+    local nextOwner = redis.call('LPOP', lineKey)
+    if nextOwner then
+      redis.call('SET', lockKey, '>' .. nextOwner, 'PX', window)
+      -- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
+      if publish ~= '' then redis.pcall(publish, channel, nextOwner) end
+      return
+    end
+  end
   local listeners = 0
-  -- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
   if publish ~= '' then
-    local published = redis.pcall(publish, channel, '1')
+    local published = redis.pcall(publish, channel, '*')
     if type(published) == 'number' then listeners = published end
   end
   if listeners > tonumber(ownListeners) and tonumber(window) > 0 then
@@ -65,8 +75,11 @@ end
 `;
 
 /**
- * Grants the lease if the key is free, ours already, or reserved for hand-off to anyone but this owner.
- * KEYS: lock, fence, holder. ARGV: token, ttl ms, fencing ('1'/'0'), owner id, holder record ('' for none).
+ * Grants the lease if the key is free, ours already, reserved for this owner ('>owner': it was first in the
+ * line), or reserved against anyone but this owner ('~owner'). A refused caller that will wait takes a place
+ * in the key's line of waiting processes (once), so that a release reserves the key for it in its turn.
+ * KEYS: lock, fence, holder, line. ARGV: token, ttl ms, fencing ('1'/'0'), owner id, holder record ('' for
+ * none), line ('0' stays out of it, '1' joins when refused, '2' also leaves it when granted), line ttl ms.
  * Returns {1, fence or 0} on a grant, {0, holder's PTTL} otherwise.
  */
 export const ACQUIRE = script(
@@ -80,17 +93,28 @@ if current == ARGV[1] then
   if ARGV[3] == '1' then return {1, tonumber(redis.call('GET', KEYS[2]) or '0')} end
   return {1, 0}
 end
--- held by a token, or reserved ('~owner') by a releaser that must not re-take it before other waiters
-if current and (string.sub(current, 1, 1) ~= '~' or current == '~' .. ARGV[4]) then
-  return {0, redis.call('PTTL', KEYS[1])}
+-- reserved for us: the release that reserved it took us out of the line
+if current == '>' .. ARGV[4] then
+  return {1, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[5])}
 end
-return {1, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[5])}
+local mark = current and string.sub(current, 1, 1)
+if not current or (mark == '~' and current ~= '~' .. ARGV[4]) then
+  -- a free key goes to whoever asks; a waiter that got it this way gives up its place in the line
+  if ARGV[6] == '2' then redis.call('LREM', KEYS[4], 0, ARGV[4]) end
+  return {1, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[5])}
+end
+if ARGV[6] ~= '0' and not redis.call('LPOS', KEYS[4], ARGV[4]) then
+  redis.call('RPUSH', KEYS[4], ARGV[4])
+  -- places of waiters that left without taking the key go with the line when nobody joins it for a while
+  if redis.call('PTTL', KEYS[4]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[4], ARGV[7]) end
+end
+return {0, redis.call('PTTL', KEYS[1])}
 `,
 );
 
 /**
  * Releases the lease only while the token holds it, and tells waiters in the same step.
- * KEYS: lock, holder. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for none),
+ * KEYS: lock, holder, line. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for none),
  * owner id, hand-off window ms, how many of the listeners are the releaser's own subscriber.
  * Returns 1 when released, 0 when the lease was not ours any more.
  */
@@ -98,7 +122,7 @@ export const RELEASE = script(
   'release',
   `${RELEASE_LUA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-releaseToWaiters(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+releaseToWaiters(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 return 1
 `,
 );
@@ -107,7 +131,7 @@ return 1
  * Releases the lease only while the token holds it and, when no other subscriber than the releaser's own
  * waits for the key, grants it in the same step to the releaser's next local waiter (one round trip, no
  * notice); when others wait, releases as RELEASE does, so a process cannot keep a key others want.
- * KEYS: lock, fence, holder. ARGV: token, channel, publish command ('PUBLISH' or 'SPUBLISH'), owner id,
+ * KEYS: lock, fence, holder, line. ARGV: token, channel, publish command ('PUBLISH' or 'SPUBLISH'), owner id,
  * hand-off window ms, next token, next ttl ms, next fencing ('1'/'0'), next holder record ('' for none).
  * Returns {0, 0} when the lease was not ours, {1, 0} when released to other waiters, {2, fence or 0}
  * when handed over.
@@ -119,9 +143,11 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
 local count = ARGV[3] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB'
 -- one subscriber is the releaser's own (its waiter's); any other is a process waiting for this key
 if redis.call('PUBSUB', count, ARGV[2])[2] > 1 then
-  releaseToWaiters(KEYS[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], 1)
+  releaseToWaiters(KEYS[1], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5], 1)
   return {1, 0}
 end
+-- nobody else listens, so the line holds only our own place or those of waiters gone: none is owed the key
+redis.call('DEL', KEYS[4])
 return {2, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[9])}
 `,
 );

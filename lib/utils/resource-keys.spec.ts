@@ -28,11 +28,12 @@ const KEYS = [
 ];
 
 describe('resourceKeys', () => {
-  it('puts the lock, its fence counter, its holder and its release channel under one hash tag after the prefix', () => {
+  it('puts the lock, its fence counter, its holder, its line and its release channel under one hash tag after the prefix', () => {
     expect(resourceKeys('lock:', 'orders:42')).toEqual({
       lock: 'lock:{orders:42}',
       fence: 'lock:{orders:42}:fence',
       holder: 'lock:{orders:42}:holder',
+      line: 'lock:{orders:42}:line',
       channel: 'lock:{orders:42}:released',
     });
   });
@@ -52,7 +53,7 @@ describe('resourceKeys', () => {
       }
     }
     expect(clashes).toEqual([]);
-    expect(owners.size).toBe(KEYS.length * 4);
+    expect(owners.size).toBe(KEYS.length * 5);
   });
 
   it('can be read back to the user key, so the escaping loses nothing', () => {

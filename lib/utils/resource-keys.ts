@@ -1,9 +1,11 @@
-/** The Redis names of one resource: its lease, its fence counter, its holder metadata and its release channel. */
+/** The Redis names of one resource: its lease, its fence counter, its holder metadata, its line of waiters and its release channel. */
 export interface ResourceKeys {
   readonly lock: string;
   readonly fence: string;
   /** Who holds the lease (host, pid, label, time): written with the lease, same TTL, deleted with it. */
   readonly holder: string;
+  /** The processes waiting for the lease, in the order they asked (see ACQUIRE and RELEASE). */
+  readonly line: string;
   readonly channel: string;
 }
 
@@ -14,7 +16,13 @@ export interface ResourceKeys {
  */
 export function resourceKeys(prefix: string, key: string): ResourceKeys {
   const base = `${prefix}{${escapeKey(key)}}`;
-  return { lock: base, fence: `${base}:fence`, holder: `${base}:holder`, channel: `${base}:released` };
+  return {
+    lock: base,
+    fence: `${base}:fence`,
+    holder: `${base}:holder`,
+    line: `${base}:line`,
+    channel: `${base}:released`,
+  };
 }
 
 function escapeKey(key: string): string {
