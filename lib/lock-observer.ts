@@ -34,8 +34,6 @@ interface Lease extends LockEventBase {
  * attempts, one terminal event per lease). Payloads are built only for events someone listens to.
  */
 export class LockObserver {
-  private readonly leases = new WeakMap<Lock, Lease>();
-
   constructor(private readonly events: LockEvents) {}
 
   /** An acquisition of `key` begins. */
@@ -68,7 +66,7 @@ export class LockObserver {
       });
     }
     if (!lock) return;
-    this.leases.set(lock, { ...eventBase(trace), acquiredAt: now, ended: false });
+    lock.observed = { ...eventBase(trace), acquiredAt: now, ended: false } satisfies Lease;
     if (!this.events.has('acquired')) return;
     this.events.emit('acquired', {
       ...eventBase(trace),
@@ -93,13 +91,13 @@ export class LockObserver {
 
   /** The holder extended its lease. */
   extended(lock: Lock, ttl: number): void {
-    const lease = this.leases.get(lock);
+    const lease = lock.observed as Lease | undefined;
     if (lease && this.events.has('extended')) this.events.emit('extended', { ...eventBase(lease), lock, ttl });
   }
 
   /** The scheduler renewed a lease. */
   renewed(lock: Lock): void {
-    const lease = this.leases.get(lock);
+    const lease = lock.observed as Lease | undefined;
     if (lease && this.events.has('renewed')) this.events.emit('renewed', { ...eventBase(lease), lock, ttl: lock.ttl });
   }
 
@@ -134,7 +132,7 @@ export class LockObserver {
   /** A store operation other than an acquisition failed. */
   storeError(operation: Exclude<LockStoreOperation, 'acquire'>, key: string, error: unknown, lock?: Lock): void {
     if (!this.events.has('store-error')) return;
-    const lease = lock && this.leases.get(lock);
+    const lease = lock?.observed as Lease | undefined;
     this.events.emit('store-error', {
       operation,
       error: asStoreError(operation, key, error),
@@ -150,7 +148,7 @@ export class LockObserver {
 
   /** Marks a lease ended; `undefined` when it already was (each lease ends with one event), or is unknown. */
   private end(lock: Lock): Lease | undefined {
-    const lease = this.leases.get(lock);
+    const lease = lock.observed as Lease | undefined;
     if (!lease || lease.ended) return undefined;
     lease.ended = true;
     return lease;

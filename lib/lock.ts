@@ -21,9 +21,13 @@ export function clockDrift(ttl: number): number {
 export class Lock {
   readonly #token: string;
   readonly #controller: LeaseController;
-  readonly #abort = new AbortController();
+  /** Made on first use of `signal` (most leases never need one); aborted with `#lost` once lost. */
+  #abort?: AbortController;
+  #lost?: LockLostError;
   #validUntil: number;
   #released = false;
+  /** @internal what the manager's observer keeps about this lease from its grant to its end */
+  observed?: object;
 
   /**
    * @param key the resource as the caller named it
@@ -53,6 +57,10 @@ export class Lock {
 
   /** Aborts with a `LockLostError` when the lease is lost before it is released. */
   get signal(): AbortSignal {
+    if (!this.#abort) {
+      this.#abort = new AbortController();
+      if (this.#lost) this.#abort.abort(this.#lost);
+    }
     return this.#abort.signal;
   }
 
@@ -68,7 +76,7 @@ export class Lock {
 
   /** Whether the lease is still ours: not released, not lost, within its validity. */
   get isHeld(): boolean {
-    return !this.#released && !this.#abort.signal.aborted && performance.now() < this.#validUntil;
+    return !this.#released && !this.#lost && performance.now() < this.#validUntil;
   }
 
   /** Whether `release()` has been called. */
@@ -83,7 +91,7 @@ export class Lock {
    */
   async extend(ttl: number = this.ttl): Promise<void> {
     if (this.#released) throw new LockLostError(this.key, 'released');
-    if (this.#abort.signal.aborted) throw this.#abort.signal.reason as LockLostError;
+    if (this.#lost) throw this.#lost;
     await this.#controller.extend(this, ttl);
   }
 
@@ -108,10 +116,10 @@ export class Lock {
 
   /** @internal the lease was lost: abort the signal once */
   lose(reason: LockLostReason, cause?: unknown): LockLostError | undefined {
-    if (this.#abort.signal.aborted) return undefined;
-    const error = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
-    this.#abort.abort(error);
-    return error;
+    if (this.#lost) return undefined;
+    this.#lost = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
+    this.#abort?.abort(this.#lost);
+    return this.#lost;
   }
 
   /** A plain view for logs and JSON: never the token. */

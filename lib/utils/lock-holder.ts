@@ -2,14 +2,21 @@ import { hostname } from 'node:os';
 import type { LockHolder, LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockState } from '../interfaces/lock-store.interface.js';
 
-const HOST = hostname();
+/** The part of every holder record of this process that never changes, as JSON text. */
+const PROCESS_PART = `{"host":${JSON.stringify(hostname())},"pid":${process.pid}`;
+/** The last label's JSON part: a process takes most of its leases under a few labels, often one at a time. */
+let lastLabel: { label: string | undefined; part: string } = { label: undefined, part: '' };
 
 /**
  * The holder record a store keeps beside a lease (`AcquireRequest.holder`): short JSON that an operator
- * can also read with `redis-cli GET`. It names the process and the caller, never the token.
+ * can also read with `redis-cli GET`. It names the process and the caller, never the token. Written on
+ * every acquisition, so it is put together from cached parts instead of a JSON.stringify of an object.
  */
 export function encodeHolder(label: string | undefined): string {
-  return JSON.stringify({ host: HOST, pid: process.pid, label, acquiredAt: new Date().toISOString() });
+  if (lastLabel.label !== label) {
+    lastLabel = { label, part: label === undefined ? '' : `,"label":${JSON.stringify(label)}` };
+  }
+  return `${PROCESS_PART}${lastLabel.part},"acquiredAt":"${new Date().toISOString()}"}`;
 }
 
 /**
