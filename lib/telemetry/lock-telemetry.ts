@@ -81,6 +81,8 @@ export class LockTelemetry {
   private readonly heldByTemplate = new Map<string, number>();
   private readonly instruments?: Instruments;
   private readonly tracer?: Tracer;
+  /** What the API's tracer provider delegates to while no SDK is registered. */
+  private readonly noTracerProvider: unknown;
   private readonly storeName: string;
   private readonly observeHeld: ObservableCallback = (result) => {
     for (const [template, count] of this.heldByTemplate) {
@@ -108,11 +110,15 @@ export class LockTelemetry {
     private readonly options: LockTelemetryOptions,
   ) {
     this.storeName = locks.store.constructor?.name || 'LockStore';
-    if (options.metrics !== false) {
-      this.instruments = createInstruments(api);
+    // instruments made before any SDK is registered are no-ops for good: building their attributes on
+    // every lock operation would cost time for nothing
+    const instruments = options.metrics !== false ? createInstruments(api) : undefined;
+    if (instruments && !isNoop(api, instruments)) {
+      this.instruments = instruments;
       this.instruments.held.addCallback(this.observeHeld);
     }
     if (options.traces !== false) this.tracer = api.trace.getTracer(LOCK_INSTRUMENTATION_SCOPE);
+    this.noTracerProvider = new api.ProxyTracerProvider().getDelegate();
     const on = <E extends LockEventName>(event: E, listener: LockEventListener<E>): void => {
       this.stops.push(locks.on(event, listener));
     };
@@ -126,19 +132,24 @@ export class LockTelemetry {
       this.acquireSpan(event.waitTime, { ...attributes, 'lock.acquired': false, 'lock.attempts': event.attempts });
     });
     on('acquired', (event) => {
+      const tracing = this.tracing();
+      if (!m && !tracing) return;
       const attributes = this.attributes(event);
       m?.acquisitions.add(1, attributes);
       m?.waitDuration.record(event.waitTime / 1000, { ...attributes, 'lock.acquired': true });
-      const details = {
-        ...attributes,
-        ...(event.fence === undefined ? {} : { 'lock.fence': event.fence }),
-        ...(event.label === undefined ? {} : { 'lock.label': event.label }),
-      };
-      this.acquireSpan(event.waitTime, { ...details, 'lock.acquired': true, 'lock.attempts': event.attempts });
-      const span = this.tracer?.startSpan('lock.hold', {
-        kind: api.SpanKind.INTERNAL,
-        attributes: { ...details, 'lock.ttl_ms': event.ttl },
-      });
+      let span: Span | undefined;
+      if (tracing) {
+        const details = {
+          ...attributes,
+          ...(event.fence === undefined ? {} : { 'lock.fence': event.fence }),
+          ...(event.label === undefined ? {} : { 'lock.label': event.label }),
+        };
+        this.acquireSpan(event.waitTime, { ...details, 'lock.acquired': true, 'lock.attempts': event.attempts });
+        span = this.tracer?.startSpan('lock.hold', {
+          kind: api.SpanKind.INTERNAL,
+          attributes: { ...details, 'lock.ttl_ms': event.ttl },
+        });
+      }
       this.holds.set(event.lock, { template: event.keyTemplate, span });
       this.heldByTemplate.set(event.keyTemplate, (this.heldByTemplate.get(event.keyTemplate) ?? 0) + 1);
     });
@@ -148,6 +159,7 @@ export class LockTelemetry {
     });
     on('renewed', (event) => m?.renewals.add(1, { ...this.attributes(event), 'lock.renewal': 'auto' }));
     on('released', (event) => {
+      if (!m && !this.holds.has(event.lock)) return;
       m?.holdDuration.record(event.holdTime / 1000, { ...this.attributes(event), 'lock.outcome': 'released' });
       const span = this.endHold(event.lock);
       if (event.keptFor !== undefined) span?.setAttribute('lock.kept_for_ms', event.keptFor);
@@ -178,6 +190,13 @@ export class LockTelemetry {
     this.instruments?.held.removeCallback(this.observeHeld);
   }
 
+  /** Whether spans are recorded: a tracer provider is registered (the API's proxy has a real delegate). */
+  private tracing(): boolean {
+    if (!this.tracer) return false;
+    const provider = this.api.trace.getTracerProvider() as { getDelegate?: () => unknown };
+    return provider.getDelegate?.() !== this.noTracerProvider;
+  }
+
   private attributes(event: { key: string; keyTemplate?: string }): Attributes {
     const attributes: Attributes = {
       'lock.key_template': event.keyTemplate ?? DIRECT_KEY_TEMPLATE,
@@ -199,7 +218,7 @@ export class LockTelemetry {
    * caller's context, so it sits under the caller's own span.
    */
   private acquireSpan(waitTime: number, attributes: Attributes, end = true): Span | undefined {
-    if (!this.tracer) return undefined;
+    if (!this.tracer || !this.tracing()) return undefined;
     const now = performance.now();
     const span = this.tracer.startSpan('lock.acquire', {
       kind: this.api.SpanKind.INTERNAL,
@@ -220,6 +239,11 @@ export class LockTelemetry {
     else this.heldByTemplate.delete(hold.template);
     return hold.span;
   }
+}
+
+/** Whether `instruments` are the API's no-ops (no meter provider was registered when they were made). */
+function isNoop(api: OpenTelemetryApi, instruments: Instruments): boolean {
+  return instruments.acquisitions.constructor === api.createNoopMeter().createCounter('noop').constructor;
 }
 
 function createInstruments(api: OpenTelemetryApi): Instruments {
