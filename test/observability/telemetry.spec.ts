@@ -261,4 +261,18 @@ describe('OpenTelemetry metrics and spans', () => {
     expect((await otel.collectSpans()).ended('lock.hold')).toHaveLength(1);
     await manager.close();
   });
+
+  it('records spans from an SDK registered after attach, and nothing while none is', async () => {
+    await otel.uninstall();
+    const manager = new LockManager({ store: new MemoryLockStore() });
+    const telemetry = await LockTelemetry.attach(manager);
+    await (await manager.acquire('before')).release();
+    otel = installOpenTelemetrySdk();
+    await (await manager.acquire('after')).release();
+    const spans = await otel.collectSpans();
+    expect(spans.ended('lock.acquire')).toHaveLength(1);
+    expect(spans.ended('lock.hold')).toHaveLength(1);
+    telemetry!.detach();
+    await manager.close();
+  });
 });
