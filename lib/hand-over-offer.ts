@@ -16,8 +16,6 @@ export class HandOverOffer {
     readonly token: string,
     readonly settings: LockSettings,
     readonly trace: AcquireTrace,
-    /** The waiter was refused while waiting, so its process may have a place in the store's line. */
-    readonly inLine: boolean,
   ) {}
 
   /** Marks the offer taken by a releaser: the waiter now waits for {@link settle}, not for its timer. */

@@ -312,22 +312,19 @@ export class LockManager {
     const token = newToken();
     const deadline = performance.now() + settings.wait;
     let queue = this.queues.get(key);
-    // whether this process may have a place in the store's line of waiters for the key
-    let inLine = false;
     if (!queue) {
       const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
       const first = await this.attempt(key, token, settings, trace, waiting);
       if ('lock' in first) return first;
       this.observer.contended(trace, first.remainingTtl);
       if (settings.wait === 0) return first;
-      inLine = true;
       queue = this.queues.get(key);
       if (!queue) this.queues.set(key, (queue = new LocalQueue()));
     } else {
       this.observer.contended(trace, this.held.get(key)?.remainingTime);
       if (settings.wait === 0) return { remainingTtl: this.held.get(key)?.remainingTime };
     }
-    return this.waitInQueue(key, token, settings, deadline, queue, trace, inLine);
+    return this.waitInQueue(key, token, settings, deadline, queue, trace);
   }
 
   private async waitInQueue(
@@ -337,7 +334,6 @@ export class LockManager {
     deadline: number,
     queue: LocalQueue,
     trace: AcquireTrace,
-    inLine: boolean,
   ): Promise<Attempt> {
     const waiter = queue.enter();
     let last: Attempt = { remainingTtl: undefined };
@@ -350,7 +346,6 @@ export class LockManager {
         if (!local) {
           last = await this.attempt(key, token, settings, trace, { again: true, ttl: deadline - performance.now() });
           if ('lock' in last) return last;
-          inLine = true;
         }
         const remaining = deadline - performance.now();
         if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
@@ -358,7 +353,7 @@ export class LockManager {
         const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
         const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
         // a local holder can hand its lease straight to us when it releases, in its own store call
-        const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace, inLine) : undefined;
+        const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace) : undefined;
         if (offer) queue.standBy(offer);
         await watch.next(Math.max(1, delay));
         if (offer) {
@@ -424,8 +419,6 @@ export class LockManager {
       ttl: settings.ttl,
       fencing: settings.fencing,
       holder: encodeHolder(settings.label),
-      // a waiter that was refused has a place in the line, which the hand-over gives up
-      ...(offer.inLine ? { waiting: { again: true, ttl: 0 } } : {}),
     };
     const result = await handOver(lock.key, lock.token, next);
     if (result.handedOver) offer.settle(this.granted(lock.key, token, settings, result.fence, sentAt));

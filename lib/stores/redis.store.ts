@@ -149,7 +149,6 @@ export class RedisLockStore implements LockStore {
       next.ttl,
       next.fencing ? '1' : '0',
       next.holder ?? '',
-      next.waiting?.again ? '1' : '0',
     ];
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.holder, keys.line], args),

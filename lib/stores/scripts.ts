@@ -132,8 +132,7 @@ return 1
  * waits for the key, grants it in the same step to the releaser's next local waiter (one round trip, no
  * notice); when others wait, releases as RELEASE does, so a process cannot keep a key others want.
  * KEYS: lock, fence, holder, line. ARGV: token, channel, publish command ('PUBLISH' or 'SPUBLISH'), owner id,
- * hand-off window ms, next token, next ttl ms, next fencing ('1'/'0'), next holder record ('' for none),
- * '1' when the next waiter may have a place in the line (to drop).
+ * hand-off window ms, next token, next ttl ms, next fencing ('1'/'0'), next holder record ('' for none).
  * Returns {0, 0} when the lease was not ours, {1, 0} when released to other waiters, {2, fence or 0}
  * when handed over.
  */
@@ -148,7 +147,7 @@ if redis.call('PUBSUB', count, ARGV[2])[2] > 1 then
   return {1, 0}
 end
 -- nobody else listens, so the line holds only our own place or those of waiters gone: none is owed the key
-if ARGV[10] == '1' then redis.call('DEL', KEYS[4]) end
+redis.call('DEL', KEYS[4])
 return {2, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[9])}
 `,
 );
