@@ -49,6 +49,12 @@ export interface LockedScopeOptions<C> {
 
 type Attempt = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
 
+/** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
+interface Refusal {
+  readonly sentAt: number;
+  readonly remainingTtl: number | undefined;
+}
+
 /**
  * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
  * bounded backoff), renews them, scopes them to async flows, and releases them on close.
@@ -312,19 +318,22 @@ export class LockManager {
     const token = newToken();
     const deadline = performance.now() + settings.wait;
     let queue = this.queues.get(key);
+    let refused: Refusal | undefined;
     if (!queue) {
       const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
+      const sentAt = performance.now();
       const first = await this.attempt(key, token, settings, trace, waiting);
       if ('lock' in first) return first;
       this.observer.contended(trace, first.remainingTtl);
       if (settings.wait === 0) return first;
+      refused = { sentAt, remainingTtl: first.remainingTtl };
       queue = this.queues.get(key);
       if (!queue) this.queues.set(key, (queue = new LocalQueue()));
     } else {
       this.observer.contended(trace, this.held.get(key)?.remainingTime);
       if (settings.wait === 0) return { remainingTtl: this.held.get(key)?.remainingTime };
     }
-    return this.waitInQueue(key, token, settings, deadline, queue, trace);
+    return this.waitInQueue(key, token, settings, deadline, queue, trace, refused);
   }
 
   private async waitInQueue(
@@ -334,16 +343,21 @@ export class LockManager {
     deadline: number,
     queue: LocalQueue,
     trace: AcquireTrace,
+    refused?: Refusal,
   ): Promise<Attempt> {
     const waiter = queue.enter();
-    let last: Attempt = { remainingTtl: undefined };
+    let last: Attempt = { remainingTtl: refused?.remainingTtl };
     try {
       if (!(await within(waiter.turn, deadline))) return { remainingTtl: this.held.get(key)?.remainingTime };
-      queue.watch ??= this.store.watch(key);
+      // a watch made for our first refusal may cover every notice since that attempt was sent
+      const since = queue.watch ? undefined : refused?.sentAt;
+      queue.watch ??= this.store.watch(key, since);
       const watch = await queue.watch;
+      const covered = since !== undefined && watch.listeningSince !== undefined && watch.listeningSince <= since;
       for (let round = 0; ; round++) {
         const local = this.held.get(key);
-        if (!local) {
+        // without cover, a release between our refusal and the watch would go unheard: ask again first
+        if (!local && !(round === 0 && covered)) {
           last = await this.attempt(key, token, settings, trace, { again: true, ttl: deadline - performance.now() });
           if ('lock' in last) return last;
         }

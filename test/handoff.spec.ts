@@ -241,6 +241,22 @@ describe('waiting and hand-off on Redis', () => {
     expect(Math.min(...counts)).toBeGreaterThan(mean * 0.7);
     expect(longestWait).toBeLessThan(500);
   });
+
+  it('asks once, not twice, when its channel is still subscribed from a recent wait (no notice can be missed)', async () => {
+    const [holder, waiter] = [manager(), manager()];
+    const attempts: number[] = [];
+    waiter.on('acquired', (event) => attempts.push(event.attempts));
+    for (let round = 0; round < 2; round++) {
+      const lock = await holder.acquire('covered', { ttl: 30_000 });
+      const waiting = waiter.acquire('covered', { wait: 5000, retry: { minDelay: 3000, maxDelay: 3000 } });
+      await waitUntil(async () => (await admin.llen(resourceKeys(keyPrefix, 'covered').line)) === 1);
+      await lock.release();
+      await (await waiting).release();
+    }
+    // first wait: refused, subscribed, asked again (refused), then granted on the notice; the second wait
+    // finds the channel still subscribed from the first, so its refusal is covered and it only waits
+    expect(attempts).toEqual([3, 2]);
+  });
 });
 
 async function waitUntil(condition: () => Promise<boolean>, timeout = 5000): Promise<void> {

@@ -65,6 +65,12 @@ export interface ReleaseWatch {
   wake(): void;
   /** Stops listening. */
   close(): void;
+  /**
+   * The `performance.now()` time from which on this watch has missed no notice (one heard before it was
+   * made counts as heard), when the store knows it; a waiter whose refused attempt was sent after it needs
+   * no second attempt to close the gap between that refusal and the watch.
+   */
+  readonly listeningSince?: number;
 }
 
 /** What a store tells a health check about itself (see `LockStore.health`). */
@@ -96,8 +102,8 @@ export interface LockStore {
   extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>>;
   /** Reads the state of a resource, with the holder record while it is held; never the token. */
   inspect(key: string): Promise<LockState>;
-  /** Starts listening for releases of `key`. */
-  watch(key: string): Promise<ReleaseWatch>;
+  /** Starts listening for releases of `key`; notices since `since` (`performance.now()`), if given, count. */
+  watch(key: string, since?: number): Promise<ReleaseWatch>;
   /** Checks the store works (connection, permissions, scripts) and fails with a clear error if not. */
   verify?(): Promise<void>;
   /**

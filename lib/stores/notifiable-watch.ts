@@ -2,6 +2,7 @@ import type { ReleaseWatch } from '../interfaces/lock-store.interface.js';
 
 /** A release watch woken by `wake()` (a notice or a local release); a notice heard between two `next()` calls is kept, not lost. */
 export class NotifiableWatch implements ReleaseWatch {
+  listeningSince?: number;
   private heard = false;
   private resume?: (heard: boolean) => void;
 

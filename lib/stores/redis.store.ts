@@ -56,6 +56,8 @@ export interface RedisLockStoreOptions {
 }
 
 const WRONG_TYPE = /WRONGTYPE/;
+/** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
+const SUBSCRIPTION_LINGER = 2000;
 /** How long verify() waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
 const CLUSTER_READY_TIMEOUT = 10_000;
 
@@ -91,14 +93,21 @@ export class RedisLockStore implements LockStore {
     const cluster = isCluster(this.client);
     const notices = options.releaseNotices ?? true;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
-    if (notices) this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster, this.owner);
+    if (notices) {
+      this.subscriber = new ReleaseSubscriber(
+        () => subscriberClient(this.client),
+        cluster,
+        this.owner,
+        SUBSCRIPTION_LINGER,
+      );
+    }
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
     const { waiting } = request;
     // the line serves hand-offs: with the window off, or without notices to call the next in line, stay out
-    const line = !waiting || this.handoffWindow === 0 || !this.subscriber ? '0' : waiting.again ? '2' : '1';
+    const line = !waiting || !this.usesLine ? '0' : waiting.again ? '2' : '1';
     const args = [
       request.token,
       request.ttl,
@@ -117,9 +126,16 @@ export class RedisLockStore implements LockStore {
     return request.fencing ? { acquired: true, fence: value } : { acquired: true };
   }
 
+  /** Waiting processes stand in a line per key: it serves hand-offs, so it needs the window and notices. */
+  private get usesLine(): boolean {
+    return this.handoffWindow > 0 && this.subscriber !== undefined;
+  }
+
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
-    const ownListeners = this.subscriber?.isListening(keys.channel) ? 1 : 0;
+    // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
+    // lingering after a wait, and must not hold the key back from us
+    const ownListeners = this.usesLine ? Number.MAX_SAFE_INTEGER : this.subscriber?.isListening(keys.channel) ? 1 : 0;
     const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, RELEASE, [keys.lock, keys.holder, keys.line], args),
@@ -129,14 +145,10 @@ export class RedisLockStore implements LockStore {
 
   async handOver(key: string, token: string, next: AcquireRequest): Promise<HandOverResult> {
     const keys = this.keysOf(key);
-    // a hand-over needs the server to see who else waits (subscribers), and exactly one local waiter: two
-    // managers sharing this store would look like one subscriber, and one could keep the key from the other;
-    // with replicaAck each grant must wait for replicas on its own
-    if (
-      this.replicaAck ||
-      !this.subscriber?.isListening(keys.channel) ||
-      this.subscriber.watchers(keys.channel) !== 1
-    ) {
+    // a hand-over needs the line (it tells whether another process waits), and exactly one local waiting
+    // queue: two managers sharing this store share one place in the line, and one could keep the key from the
+    // other; with replicaAck each grant must wait for replicas on its own
+    if (this.replicaAck || !this.usesLine || this.subscriber?.watchers(keys.channel) !== 1) {
       return { released: await this.release(key, token), handedOver: false };
     }
     const args = [
@@ -210,10 +222,10 @@ export class RedisLockStore implements LockStore {
     };
   }
 
-  async watch(key: string): Promise<ReleaseWatch> {
+  async watch(key: string, since?: number): Promise<ReleaseWatch> {
     if (!this.subscriber || this.closed) return NotifiableWatch.timerOnly();
     try {
-      return await this.subscriber.watch(this.keysOf(key).channel);
+      return await this.subscriber.watch(this.keysOf(key).channel, since);
     } catch {
       // pub/sub refused (ACL, proxy without pub/sub): the waiter falls back to its backoff timer
       return NotifiableWatch.timerOnly();

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { ReleaseWatch } from '../interfaces/lock-store.interface.js';
 import { NotifiableWatch } from './notifiable-watch.js';
@@ -10,6 +11,12 @@ const OWNER_ID = /^[0-9a-f]{16}$/;
 interface Channel {
   readonly watches: Set<NotifiableWatch>;
   readonly subscribed: Promise<void>;
+  /** `performance.now()` once the subscription was confirmed; cleared when the connection drops. */
+  listeningSince?: number;
+  /** `performance.now()` of the last notice for this process. */
+  lastNotice?: number;
+  /** Unsubscribes the channel when nobody has watched it for the linger time. */
+  idle?: NodeJS.Timeout;
 }
 
 /**
@@ -31,11 +38,14 @@ export class ReleaseSubscriber {
    * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
    * @param owner the store's owner id: a notice that names another owner (the key is reserved for that
    *   process, first in the line) wakes nobody here; `*` (or anything else unnamed) wakes every waiter
+   * @param linger ms a channel stays subscribed after its last watch closed, so that a process waiting for
+   *   the same key again and again does not subscribe each time, and its next wait is covered from the start
    */
   constructor(
     private readonly connect: () => Client,
     readonly sharded: boolean,
     private readonly owner?: string,
+    private readonly linger = 0,
   ) {}
 
   /** Whether this process currently listens on `channel` (so the releaser can discount itself). */
@@ -48,17 +58,27 @@ export class ReleaseSubscriber {
     return this.channels.get(channel)?.watches.size ?? 0;
   }
 
-  async watch(channel: string): Promise<ReleaseWatch> {
+  /**
+   * Watches `channel`. With `since` (a `performance.now()` time), a notice heard since then counts as heard,
+   * and the watch's `listeningSince` says from when on no notice can have been missed.
+   */
+  async watch(channel: string, since?: number): Promise<ReleaseWatch> {
     const connection = this.ensureConnection();
     let entry = this.channels.get(channel);
     if (!entry) {
-      const subscribed = (this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel)).then(
-        () => undefined,
-      );
-      entry = { watches: new Set(), subscribed };
-      this.channels.set(channel, entry);
-      subscribed.catch(() => this.channels.get(channel) === entry && this.channels.delete(channel));
+      const subscribing = this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel);
+      const created: Channel = {
+        watches: new Set(),
+        subscribed: subscribing.then(() => {
+          created.listeningSince = performance.now();
+        }),
+      };
+      entry = created;
+      this.channels.set(channel, created);
+      created.subscribed.catch(() => this.channels.get(channel) === created && this.channels.delete(channel));
     }
+    clearTimeout(entry.idle);
+    entry.idle = undefined;
     const watch = new NotifiableWatch((closed) => this.unwatch(channel, closed));
     entry.watches.add(watch);
     try {
@@ -67,13 +87,18 @@ export class ReleaseSubscriber {
       entry.watches.delete(watch);
       throw error;
     }
+    if (since !== undefined && entry.lastNotice !== undefined && entry.lastNotice >= since) watch.wake();
+    watch.listeningSince = entry.listeningSince;
     return watch;
   }
 
   async close(): Promise<void> {
     const connection = this.connection;
     this.connection = undefined;
-    for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+    for (const entry of this.channels.values()) {
+      clearTimeout(entry.idle);
+      for (const watch of entry.watches) watch.wake();
+    }
     this.channels.clear();
     // not QUIT: it would queue behind a SUBSCRIBE still waiting for a server that is down, for as long as
     // the client's retries last (a minute with ioredis defaults), and a subscriber has no reply to wait for
@@ -85,6 +110,10 @@ export class ReleaseSubscriber {
     return message !== this.owner && OWNER_ID.test(message);
   }
 
+  private forgetCoverage(): void {
+    for (const entry of this.channels.values()) entry.listeningSince = undefined;
+  }
+
   /** Wakes every watch: notices sent while a subscription was being re-established were lost. */
   private wakeAll(): void {
     for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
@@ -93,6 +122,16 @@ export class ReleaseSubscriber {
   private unwatch(channel: string, watch: NotifiableWatch): void {
     const entry = this.channels.get(channel);
     if (!entry || !entry.watches.delete(watch) || entry.watches.size > 0) return;
+    if (this.linger > 0 && this.connection) {
+      entry.idle = setTimeout(() => this.unsubscribe(channel, entry), this.linger);
+      entry.idle.unref();
+    } else {
+      this.unsubscribe(channel, entry);
+    }
+  }
+
+  private unsubscribe(channel: string, entry: Channel): void {
+    if (this.channels.get(channel) !== entry || entry.watches.size > 0) return;
     this.channels.delete(channel);
     const connection = this.connection;
     if (!connection) return;
@@ -106,11 +145,18 @@ export class ReleaseSubscriber {
     const onMessage = (channel: string | Buffer, message: string | Buffer): void => {
       if (this.isForAnother(String(message))) return;
       const entry = this.channels.get(String(channel));
-      if (entry) for (const watch of entry.watches) watch.wake();
+      if (!entry) return;
+      entry.lastNotice = performance.now();
+      for (const watch of entry.watches) watch.wake();
     };
     connection.on(this.sharded ? 'smessage' : 'message', onMessage);
+    // notices sent while the connection is down are lost: no channel is known to be covered any more
+    connection.on('close', () => this.forgetCoverage());
     const resubscribed = (): void => {
-      if (this.everReady) this.wakeAll();
+      if (this.everReady) {
+        this.forgetCoverage();
+        this.wakeAll();
+      }
       this.everReady = true;
       this.topology = topologyOf(connection);
     };

@@ -115,7 +115,9 @@ return {0, redis.call('PTTL', KEYS[1])}
 /**
  * Releases the lease only while the token holds it, and tells waiters in the same step.
  * KEYS: lock, holder, line. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for none),
- * owner id, hand-off window ms, how many of the listeners are the releaser's own subscriber.
+ * owner id, hand-off window ms, how many listeners of the notice may hear it before the key is held back
+ * from the releaser (its own subscriber: 0 or 1; with the line on, every waiter is in the line, so a huge
+ * number: subscribers that linger after their wait must not hold the key back).
  * Returns 1 when released, 0 when the lease was not ours any more.
  */
 export const RELEASE = script(
@@ -128,9 +130,9 @@ return 1
 );
 
 /**
- * Releases the lease only while the token holds it and, when no other subscriber than the releaser's own
- * waits for the key, grants it in the same step to the releaser's next local waiter (one round trip, no
- * notice); when others wait, releases as RELEASE does, so a process cannot keep a key others want.
+ * Releases the lease only while the token holds it and, unless another process stands first in the key's
+ * line, grants it in the same step to the releaser's next local waiter (one round trip, no notice). When
+ * another process is first in line, releases as RELEASE does, so a process cannot keep a key others want.
  * KEYS: lock, fence, holder, line. ARGV: token, channel, publish command ('PUBLISH' or 'SPUBLISH'), owner id,
  * hand-off window ms, next token, next ttl ms, next fencing ('1'/'0'), next holder record ('' for none).
  * Returns {0, 0} when the lease was not ours, {1, 0} when released to other waiters, {2, fence or 0}
@@ -140,14 +142,13 @@ export const HAND_OVER = script(
   'hand-over',
   `${GRANT_LUA}${RELEASE_LUA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
-local count = ARGV[3] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB'
--- one subscriber is the releaser's own (its waiter's); any other is a process waiting for this key
-if redis.call('PUBSUB', count, ARGV[2])[2] > 1 then
-  releaseToWaiters(KEYS[1], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5], 1)
+local first = redis.call('LINDEX', KEYS[4], 0)
+if first and first ~= ARGV[4] then
+  releaseToWaiters(KEYS[1], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5], 0)
   return {1, 0}
 end
--- nobody else listens, so the line holds only our own place or those of waiters gone: none is owed the key
-redis.call('DEL', KEYS[4])
+-- our own turn (or nobody waits elsewhere): our next waiter takes it
+if first then redis.call('LPOP', KEYS[4]) end
 return {2, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[9])}
 `,
 );
