@@ -57,7 +57,7 @@ export interface RedisLockStoreOptions {
 
 const WRONG_TYPE = /WRONGTYPE/;
 /** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
-const SUBSCRIPTION_LINGER = 2000;
+export const SUBSCRIPTION_LINGER = 2000;
 /** How long verify() waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
 const CLUSTER_READY_TIMEOUT = 10_000;
 
