@@ -15,6 +15,7 @@ import type { LockKeyError } from './errors/lock-key.error.js';
 import type { LockLostError } from './errors/lock-lost.error.js';
 import type { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import type { LockStoreError } from './errors/lock-store.error.js';
+import { WITH_LOCK_METADATA } from './lock.constants.js';
 import { runWithRequest } from './lock-request-context.js';
 
 /**
@@ -30,10 +31,13 @@ export class LockInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
+    // only @WithLock handlers read the request (for key templates); the lock errors of any handler (one that
+    // calls LockService itself) are mapped below
     const request = context.switchToHttp().getRequest<{ params?: unknown; query?: unknown; body?: unknown }>();
-    return runWithRequest({ params: request?.params, query: request?.query, body: request?.body }, () =>
-      next.handle(),
-    ).pipe(
+    const handled = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler())
+      ? runWithRequest({ params: request?.params, query: request?.query, body: request?.body }, () => next.handle())
+      : next.handle();
+    return handled.pipe(
       catchError((error: unknown) => {
         throw isLockError(error) ? this.respond(error, context) : error;
       }),
