@@ -58,6 +58,8 @@ export interface RedisLockStoreOptions {
 const WRONG_TYPE = /WRONGTYPE/;
 /** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
 export const SUBSCRIPTION_LINGER = 2000;
+/** The least a key's line of waiting processes lives after it starts (waits longer than this set it longer). */
+const LINE_TTL = 60_000;
 /** How long verify() waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
 const CLUSTER_READY_TIMEOUT = 10_000;
 
@@ -115,7 +117,7 @@ export class RedisLockStore implements LockStore {
       this.owner,
       request.holder ?? '',
       line,
-      Math.max(1000, Math.ceil(waiting?.ttl ?? 0)),
+      Math.max(LINE_TTL, Math.ceil(waiting?.ttl ?? 0)),
     ];
     const reply = await this.run('acquire', request.key, keys, () =>
       runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.holder, keys.line], args),

@@ -104,9 +104,9 @@ if not current or (mark == '~' and current ~= '~' .. ARGV[4]) then
   return {1, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[5])}
 end
 if ARGV[6] ~= '0' and not redis.call('LPOS', KEYS[4], ARGV[4]) then
-  redis.call('RPUSH', KEYS[4], ARGV[4])
-  -- places of waiters that left without taking the key go with the line when nobody joins it for a while
-  if redis.call('PTTL', KEYS[4]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[4], ARGV[7]) end
+  -- a new line gets an expiry: places of waiters that left without their turn go with it once the key is
+  -- quiet (a line still busy then is dropped too; its waiters take new places at their next refusal)
+  if redis.call('RPUSH', KEYS[4], ARGV[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[7]) end
 end
 return {0, redis.call('PTTL', KEYS[1])}
 `,
