@@ -38,11 +38,14 @@ const WHY: ReadonlyArray<[string, (tables: Tables, id: string) => string]> = [
     'p50',
     (t) =>
       `The floor's cycle is ${fmt((at(t, 1, 'floor', 'p50') ?? NaN) * 1000)} µs on loopback, so 1.10× leaves ` +
-      `${fmt((at(t, 1, 'floor', 'p50') ?? NaN) * 100)} µs. Measured apart: the library's own JS is ~5 µs per ` +
-      'acquire + release (held-lease map, Lock, validity watch, async layers; timed with a stub client); ACQUIRE ' +
-      'and RELEASE are scripts that also keep the holder record (GET, SET, DEL beside the lease) and publish the ' +
-      'release notice, where the floor sends a bare SET NX and a two-line delete. A plain SET NX first attempt ' +
-      '(tried on the bench branch: about 1.25×) is not merged yet.',
+      `${fmt((at(t, 1, 'floor', 'p50') ?? NaN) * 100)} µs. Both send two commands per cycle; the difference is ` +
+      `CPU: client ${fmt(at(t, 1, 'nestjs-lock', 'clientCpu'))} vs ${fmt(at(t, 1, 'floor', 'clientCpu'))} µs per cycle ` +
+      `and server ${fmt(at(t, 1, 'nestjs-lock', 'serverCpu'))} vs ${fmt(at(t, 1, 'floor', 'serverCpu'))} µs. The ` +
+      'server runs two scripts that also write and delete the holder record (for inspect()), pop the line of ' +
+      'waiting processes and publish the release notice, where the floor sends a bare SET NX and a two-line ' +
+      'delete; the client builds the holder record, the Lock, the lock events and the held-lease bookkeeping ' +
+      '(profiled: most of what was avoidable is gone). A bare SET NX would drop the holder record from the ' +
+      'atomic grant, which we keep.',
   ],
   [
     'throughput',
@@ -57,9 +60,10 @@ const WHY: ReadonlyArray<[string, (tables: Tables, id: string) => string]> = [
   [
     'gap50-5',
     () =>
-      'Between processes the next holder hears the release notice, is woken (an idle process, on 2 cores shared ' +
-      'with 8 workers, the parent and redis-server) and takes the key with one round trip; the floor’s waiters are ' +
-      'already awake, polling every 1 ms.',
+      'Between processes the release reserves the key for the process first in line and names it in the notice; ' +
+      'that process is woken (an idle process, on 2 cores shared with 8 workers, the parent and redis-server) ' +
+      'and takes the key with one round trip. The floor’s waiters are already awake, polling every 1 ms, and ' +
+      'whichever polls first wins (no order).',
   ],
   [
     'gap99-5',
@@ -68,10 +72,10 @@ const WHY: ReadonlyArray<[string, (tables: Tables, id: string) => string]> = [
   [
     'gap50-3/per-worker',
     () =>
-      'Across clients a hand-off is the release (1 round trip), the notice to every waiting client and their ' +
-      'attempts (1 round trip, one wins); within one manager it is the release and the next local waiter’s ' +
-      'attempt. Here the 8 clients also share one event loop, so the notice and the attempt wait behind the ' +
-      'other clients’ work.',
+      'Across clients a hand-off is the release (1 round trip), the notice to the client first in line and its ' +
+      'attempt (1 round trip); within one manager the release hands the lease to the next local waiter in the ' +
+      'same round trip. Here the 8 clients also share one event loop, so the notice and the attempt wait ' +
+      'behind the other clients’ work.',
   ],
   [
     'gap',
@@ -87,10 +91,9 @@ const WHY: ReadonlyArray<[string, (tables: Tables, id: string) => string]> = [
       const jain = at(t, 4, library, 'jain') ?? NaN;
       if (jain < 0.95) {
         return (
-          `Across clients (Jain ${fmt(jain)}) the waiters of other clients race after each release notice; the ` +
-          'hand-off window bars only the releasing client, so one client can lose many races in a row. Within one ' +
-          'manager the local FIFO serves waiters in order. A line in Redis that reserves the key for the next ' +
-          'client (tried on the bench branch: Jain 1.000, wait max about 50 ms) is not merged yet.'
+          `Across clients (Jain ${fmt(jain)}) the line of waiting processes should serve clients in order: a ` +
+          'reservation that lapsed (the client first in line did not claim the key within the hand-off window) ' +
+          'lets the next release go to whoever asks first.'
         );
       }
       return (
@@ -105,18 +108,33 @@ const WHY: ReadonlyArray<[string, (tables: Tables, id: string) => string]> = [
   [
     'commands',
     () =>
-      'commandstats counts the commands a script runs as well as the scripts: a refused attempt is EVALSHA, GET, ' +
-      'PTTL (3), a grant EVALSHA, GET, SET, DEL of the holder record (4+), a release EVALSHA, GET, DEL, PUBLISH, ' +
-      'SET or DEL (5); across clients every waiting client wakes on each notice and all but one are refused ' +
-      'again, so the count grows with the number of clients waiting. A line in Redis that wakes only the next ' +
-      'client (tried on the bench branch: 17 commands, Jain 1.000) is not merged yet.',
+      'commandstats counts the commands a script runs as well as the script call. Within one process a hand-off ' +
+      'is one HAND_OVER script: EVALSHA, GET, LINDEX, SET of the lease and of the holder record (5). Between ' +
+      'processes it takes three scripts: the waiter refused (EVALSHA, GET, PTTL, and LPOS + RPUSH for its place ' +
+      'in the line), the release (EVALSHA, GET, DEL of the holder record, LPOP of the line, SET of the ' +
+      'reservation, PUBLISH) and the grant (EVALSHA, GET, SET of the lease and of the holder record), about 16 ' +
+      'in all. Fewer would mean dropping the holder record, the line (fairness) or the remaining-lease answer ' +
+      'that bounds every sleep; the floor, polling, sends 11 per hand-off in the same run.',
   ],
   [
     'batched',
     () =>
-      'Renewals go in one pipeline of up to 500 token-checked EVALSHA per batch: the round trips are batched ' +
-      '(about 20/s here), the commands are not. One script call per batch (EXTEND_MANY, tried on the bench ' +
-      'branch: 20 EVALSHA/s) is not merged yet.',
+      'Renewals go as one EXTEND_MANY script call per batch of up to 500 leases on a single server (a pipeline ' +
+      'of EXTEND per master on a Cluster, whose keys span slots).',
+  ],
+  [
+    'http',
+    (t, id) => {
+      const platform = id.slice('http-'.length);
+      const ping = at(t, 8, 'Redis PING', 'p50') ?? NaN;
+      return (
+        `The two round trips are a PING each (${fmt(ping)} ms); ACQUIRE and RELEASE are scripts that do more ` +
+        `than a PING on the server, and the ${platform} request also runs the interceptor's request scope ` +
+        '(AsyncLocalStorage), the key template, the lease bookkeeping and auto-renewal registration. On Node 20 ' +
+        'AsyncLocalStorage turns on async hooks for the whole process once used, which every later promise and ' +
+        'stream event pays for (newer Node versions implement it without async hooks).'
+      );
+    },
   ],
   [
     'lag',
