@@ -1,17 +1,7 @@
+import { swcOptions } from './scripts/swc-options.js';
+
 /** Jest in ESM mode: NestJS 12 ships ES modules only, which CommonJS Jest cannot load on Node 20. */
-const swc = [
-  '@swc/jest',
-  {
-    jsc: {
-      target: 'es2022',
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      keepClassNames: true,
-    },
-    module: { type: 'es6' },
-    sourceMaps: 'inline',
-  },
-];
+const swc = ['@swc/jest', swcOptions];
 
 export default {
   testEnvironment: 'node',

@@ -3,17 +3,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transform } from '@swc/core';
-
-const options = {
-  jsc: {
-    target: 'es2022',
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
-    keepClassNames: true,
-  },
-  module: { type: 'es6' },
-  sourceMaps: 'inline',
-};
+import { swcOptions as options } from './swc-options.js';
 
 // the sample imports the package by its name, as an application would; here that name is lib/
 const packageEntry = new URL('../lib/index.ts', import.meta.url).href;
