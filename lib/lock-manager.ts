@@ -302,6 +302,8 @@ export class LockManager {
 
   /** Acquires with the wait policy and reports the acquisition as events. */
   private async acquireObserved(key: string, settings: LockSettings): Promise<Attempt> {
+    // a store failure in the eyes of a caller (HTTP 503): retrying against another instance is the remedy
+    if (this.closing) throw new LockStoreError('acquire', key, undefined, 'the lock service is shutting down');
     const trace = this.observer.start(key, settings);
     let attempt: Attempt;
     try {

@@ -24,10 +24,11 @@ export function bindInstance(instance: object, service: LockManager): void {
   byInstance.set(instance, service);
 }
 
-/** The service for a method running on `instance`, or `undefined` when no LockModule is ready. */
+/** The service for a method running on `instance` (its own, also while it shuts down), or `undefined` when no LockModule is ready. */
 export function serviceFor(instance: unknown): LockManager | undefined {
   const bound = instance !== null && typeof instance === 'object' ? byInstance.get(instance) : undefined;
-  // an instance of an application that has shut down must not borrow another application's locks
-  if (bound) return ready.includes(bound) ? bound : undefined;
+  // an instance of an application that is shutting down keeps its own service, which refuses new locks
+  // (a store error: 503 over HTTP), and never borrows another application's
+  if (bound) return bound;
   return ready[ready.length - 1];
 }

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
-import { Controller, Get, Injectable, Logger, SetMetadata, type INestApplication } from '@nestjs/common';
+import { Controller, Get, Injectable, Logger, Module, SetMetadata, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { MessagePattern, Payload, ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Cron, Interval, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
@@ -12,6 +13,7 @@ import {
   LockNotAcquiredError,
   LockNotReadyError,
   LockService,
+  LockStoreError,
   WithLock,
   type Lock,
 } from '../../lib/index.js';
@@ -267,6 +269,25 @@ describe('@WithLock misuse', () => {
     const error = await new Lonely().run().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockNotReadyError);
     expect((error as Error).message).toMatch(/Lonely\.run.*LockModule\.forRoot\(\).*app\.init\(\)/s);
+  });
+
+  it('refuses a call that comes while its application shuts down with LockStoreError (HTTP 503), not LockNotReadyError', async () => {
+    @Injectable()
+    class Closing {
+      @WithLock('closing')
+      async run(): Promise<string> {
+        return 'ran';
+      }
+    }
+    @Module({ imports: [LockModule.forRoot({})], providers: [Closing] })
+    class ClosingModule {}
+    const app = await NestFactory.createApplicationContext(ClosingModule, { logger: false });
+    const job = app.get(Closing);
+    expect(await job.run()).toBe('ran');
+    await app.close();
+    const error = await job.run().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(/shutting down/);
   });
 
   it('refuses a method decorated twice', () => {
