@@ -171,7 +171,7 @@ export class LockTelemetry {
       m?.holdDuration.record(event.holdTime / 1000, { ...attributes, 'lock.outcome': 'lost' });
       this.endHold(event.lock)
         ?.setAttributes({ 'lock.outcome': 'lost', 'lock.lost.reason': event.reason })
-        .setStatus({ code: api.SpanStatusCode.ERROR, message: event.error.message })
+        .setStatus({ code: api.SpanStatusCode.ERROR, message: this.bounded(event.error.message, event) })
         .end();
     });
     on('skipped', (event) => m?.skipped.add(1, this.attributes(event)));
@@ -179,8 +179,15 @@ export class LockTelemetry {
       m?.storeErrors.add(1, this.storeErrorAttributes(event));
       if (event.operation !== 'acquire') return;
       const span = this.acquireSpan(event.waitTime ?? 0, { ...this.attributes(event), 'lock.acquired': false }, false);
-      span?.recordException(event.error);
-      span?.setStatus({ code: api.SpanStatusCode.ERROR, message: event.error.message }).end();
+      const { error } = event;
+      // the exception event carries the message and stack, which name the key: bounded like the attributes
+      span?.recordException({
+        code: error.code,
+        name: error.name,
+        message: this.bounded(error.message, event),
+        ...(error.stack === undefined ? {} : { stack: this.bounded(error.stack, event) }),
+      });
+      span?.setStatus({ code: api.SpanStatusCode.ERROR, message: this.bounded(error.message, event) }).end();
     });
   }
 
@@ -204,6 +211,12 @@ export class LockTelemetry {
     };
     if (this.options.resolvedKeys) attributes['lock.key'] = event.key;
     return attributes;
+  }
+
+  /** `text` with the resolved key, quoted as errors quote it, replaced by its key template unless `resolvedKeys`. */
+  private bounded(text: string, event: { key: string; keyTemplate?: string }): string {
+    if (this.options.resolvedKeys) return text;
+    return text.split(`"${event.key}"`).join(`"${event.keyTemplate ?? DIRECT_KEY_TEMPLATE}"`);
   }
 
   private storeErrorAttributes(event: LockStoreErrorEvent): Attributes {
