@@ -16,7 +16,7 @@ import type { LockLostError } from './errors/lock-lost.error.js';
 import type { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import type { LockStoreError } from './errors/lock-store.error.js';
 import { WITH_LOCK_METADATA } from './lock.constants.js';
-import { runWithRequest } from './lock-request-context.js';
+import { runWithRequest } from './lock-context.js';
 
 /**
  * The HTTP adapter of the module, registered globally by `LockModule`: it lets `@WithLock` key templates

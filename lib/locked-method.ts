@@ -2,7 +2,7 @@ import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
 import type { LockOptions } from './interfaces/lock-options.interface.js';
 import type { LockManager } from './lock-manager.js';
-import { currentRequest } from './lock-request-context.js';
+import { currentRequest } from './lock-context.js';
 import { KeyTemplate } from './utils/key-template.js';
 import { MAX_LABEL_LENGTH, type LockSettings } from './utils/lock-settings.js';
 
