@@ -349,6 +349,7 @@ export class LockManager {
   ): Promise<Attempt> {
     const waiter = queue.enter();
     let last: Attempt = { remainingTtl: refused?.remainingTtl };
+    let acquired: Attempt | undefined;
     try {
       if (!(await within(waiter.turn, deadline))) return { remainingTtl: this.held.get(key)?.remainingTime };
       // a watch made for our first refusal may cover every notice since that attempt was sent
@@ -361,7 +362,7 @@ export class LockManager {
         // without cover, a release between our refusal and the watch would go unheard: ask again first
         if (!local && !(round === 0 && covered)) {
           last = await this.attempt(key, token, settings, trace, { again: true, ttl: deadline - performance.now() });
-          if ('lock' in last) return last;
+          if ('lock' in last) return (acquired = last);
         }
         const remaining = deadline - performance.now();
         if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
@@ -375,13 +376,15 @@ export class LockManager {
         if (offer) {
           queue.withdraw(offer);
           const handed = await offer.outcome;
-          if (handed) return { lock: handed };
+          if (handed) return (acquired = { lock: handed });
         }
       }
     } finally {
       queue.leave(waiter);
       if (queue.size === 0 && this.queues.get(key) === queue) {
         this.queues.delete(key);
+        // nobody here waits any more: a place left in the store's line would cost the others a hand-off window
+        if (!acquired) this.store.leaveLine?.(key).catch(() => undefined);
         void queue.watch?.then(
           (watch) => watch.close(),
           () => undefined,

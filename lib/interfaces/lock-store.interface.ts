@@ -96,6 +96,8 @@ export interface LockStore {
    * releases as `release` does and `next` gets nothing. Saves the next waiter its own round trip.
    */
   handOver?(key: string, token: string, next: AcquireRequest): Promise<HandOverResult>;
+  /** Optional: this process no longer waits for `key` and gives up its place in the key's line, if any. */
+  leaveLine?(key: string): Promise<void>;
   /** Sets the lease to `ttl` ms only while `token` holds it; never re-creates a missing key. */
   extend(key: string, token: string, ttl: number): Promise<boolean>;
   /** Renews many leases in one batch; each entry is the outcome of `extend` or the error it met. */

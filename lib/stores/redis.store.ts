@@ -173,6 +173,12 @@ export class RedisLockStore implements LockStore {
     return next.fencing ? { released: true, handedOver: true, fence } : { released: true, handedOver: true };
   }
 
+  async leaveLine(key: string): Promise<void> {
+    if (!this.usesLine || this.closed) return;
+    const keys = this.keysOf(key);
+    await this.run('leave the line of', key, keys, () => this.client.lrem(keys.line, 0, this.owner));
+  }
+
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const keys = this.keysOf(key);
     const reply = await this.run('extend', key, keys, () =>
