@@ -12,7 +12,7 @@ import { logLockEvents } from './lock-event-logger.js';
 import { LockEvents, type LockEventListener, type LockEventName } from './lock-events.js';
 import { LockObserver, type AcquireTrace } from './lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
-import { Lock, type LeaseController } from './lock.js';
+import { clockDrift, Lock, type LeaseController } from './lock.js';
 import { backoffDelay } from './utils/backoff.js';
 import { DEFAULT_MAX_KEY_LENGTH, DEFAULT_SETTINGS, resolveSettings, type LockSettings } from './utils/lock-settings.js';
 import { encodeHolder, toLockInfo } from './utils/lock-holder.js';
@@ -98,6 +98,7 @@ export class LockManager {
     this.controller = {
       extend: (lock, ttl) => this.extendLease(lock, ttl),
       release: (lock, keepFor) => this.releaseLease(lock, keepFor),
+      drift: (ttl) => this.store.clockDrift?.(ttl) ?? clockDrift(ttl),
     };
   }
 

@@ -6,6 +6,8 @@ import { LockLostError, type LockLostReason } from './errors/lock-lost.error.js'
 export interface LeaseController {
   extend(lock: Lock, ttl: number): Promise<void>;
   release(lock: Lock, keepFor?: number): Promise<boolean>;
+  /** The share of a `ttl` ms lease kept back for clock drift (the store's, when it has its own). */
+  drift(ttl: number): number;
 }
 
 /** Safety margin for clock drift between us and the server: 1% of the lease plus 2 ms. */
@@ -47,7 +49,7 @@ export class Lock {
   ) {
     this.#token = token;
     this.#controller = controller;
-    this.#validUntil = sentAt + ttl - clockDrift(ttl);
+    this.#validUntil = sentAt + ttl - controller.drift(ttl);
   }
 
   /** The random token that names this acquisition. Keep it out of logs and responses. */
@@ -111,7 +113,7 @@ export class Lock {
 
   /** @internal the lease was renewed: its validity now runs from `sentAt` */
   renewed(sentAt: number, ttl: number): void {
-    this.#validUntil = sentAt + ttl - clockDrift(ttl);
+    this.#validUntil = sentAt + ttl - this.#controller.drift(ttl);
   }
 
   /** @internal the lease was lost: abort the signal once */

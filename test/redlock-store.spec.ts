@@ -421,6 +421,16 @@ describe('RedlockStore validity', () => {
     await lock.release();
   });
 
+  it("counts a holder's validity with the store's driftFactor, on grant and on extend", async () => {
+    const lock = await manager(store({ driftFactor: 0.2 })).acquire('drifty', { ttl: 1000 });
+    expect(lock.remainingTime).toBeLessThanOrEqual(1000 - 202);
+    expect(lock.remainingTime).toBeGreaterThan(500);
+    await lock.extend(2000);
+    expect(lock.remainingTime).toBeLessThanOrEqual(2000 - 402);
+    expect(lock.remainingTime).toBeGreaterThan(1000);
+    await lock.release();
+  });
+
   it('grants as soon as a quorum has, without waiting for a slow node', async () => {
     clients = [clients[0], clients[1], delayed(clients[2], 250)];
     const redlock = store({ timeout: 1000 });

@@ -354,12 +354,17 @@ export class RedlockStore implements LockStore {
     return { failure: this.failures(raised.map((reply, index) => (behind[index] ? reply : OK))) };
   }
 
+  /** The drift allowance of a `ttl` ms lease: `ttl * driftFactor + 2 ms`; holders count their validity with it. */
+  clockDrift(ttl: number): number {
+    return Math.floor(ttl * this.driftFactor) + 2;
+  }
+
   /**
    * Why a lease of `ttl` ms set by a request sent at `started` is no use: the quorum answered so late that
    * `ttl - elapsed - drift` is not positive (drift: `ttl * driftFactor + 2 ms`). `undefined` while valid.
    */
   private tooSlow(action: string, ttl: number, started: number): string | undefined {
-    const drift = Math.floor(ttl * this.driftFactor) + 2;
+    const drift = this.clockDrift(ttl);
     const elapsed = performance.now() - started;
     if (ttl - elapsed - drift > 0) return undefined;
     return (
