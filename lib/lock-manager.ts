@@ -25,8 +25,6 @@ import {
   validateStore,
 } from './utils/validate-options.js';
 
-type HandOver = NonNullable<LockStore['handOver']>;
-
 /** Options of a {@link LockManager}: a store and the defaults of every acquisition. */
 export interface LockManagerOptions extends LockDefaults {
   /** Where leases live. */
@@ -405,9 +403,7 @@ export class LockManager {
     const sentAt = performance.now();
     let result;
     try {
-      const holder = encodeHolder(settings.label);
-      const request = { key, token, ttl: settings.ttl, fencing: settings.fencing, holder, waiting };
-      result = await this.store.acquire(request);
+      result = await this.store.acquire(acquireRequest(key, token, settings, waiting));
     } catch (error) {
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.store.release(key, token).catch(() => undefined);
@@ -429,18 +425,12 @@ export class LockManager {
    * Releases `lock` and, in the same store call, grants its key to the local waiter that made `offer`,
    * unless another process waits for it (then it is a plain release, and the waiter tries as usual).
    */
-  private async handOverLease(lock: Lock, offer: HandOverOffer, handOver: HandOver): Promise<boolean> {
+  private async handOverLease(lock: Lock, offer: HandOverOffer): Promise<boolean> {
     const { token, settings, trace } = offer;
     trace.attempts++;
     const sentAt = performance.now();
-    const next = {
-      key: lock.key,
-      token,
-      ttl: settings.ttl,
-      fencing: settings.fencing,
-      holder: encodeHolder(settings.label),
-    };
-    const result = await handOver(lock.key, lock.token, next);
+    const result = await this.store.handOver?.(lock.key, lock.token, acquireRequest(lock.key, token, settings));
+    if (!result) return this.store.release(lock.key, lock.token);
     if (result.handedOver) offer.settle(this.granted(lock.key, token, settings, result.fence, sentAt));
     return result.released;
   }
@@ -467,14 +457,15 @@ export class LockManager {
     this.renewer.remove(lock);
     if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
     const keptFor = keepFor !== undefined && keepFor > 0 ? keepFor : undefined;
-    const handOver = this.store.handOver?.bind(this.store);
     // a lease kept for holdAtLeast is not handed on, nor one released by close()
     const offer =
-      keptFor === undefined && handOver && !this.closing ? this.queues.get(lock.key)?.takeOffer() : undefined;
+      keptFor === undefined && this.store.handOver && !this.closing
+        ? this.queues.get(lock.key)?.takeOffer()
+        : undefined;
     let released: boolean;
     try {
       if (keptFor !== undefined) released = await this.store.extend(lock.key, lock.token, keptFor);
-      else if (offer && handOver) released = await this.handOverLease(lock, offer, handOver);
+      else if (offer) released = await this.handOverLease(lock, offer);
       else released = await this.store.release(lock.key, lock.token);
     } catch (error) {
       const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
@@ -501,6 +492,16 @@ export class LockManager {
     this.queues.get(lock.key)?.wake();
     return error;
   }
+}
+
+/** What the store is asked to grant for one attempt of `token` on `key`. */
+function acquireRequest(
+  key: string,
+  token: string,
+  settings: LockSettings,
+  waiting?: AcquireRequest['waiting'],
+): AcquireRequest {
+  return { key, token, ttl: settings.ttl, fencing: settings.fencing, holder: encodeHolder(settings.label), waiting };
 }
 
 /** Resolves `true` when `promise` settles before the deadline, `false` after it. */
