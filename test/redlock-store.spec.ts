@@ -33,23 +33,28 @@ async function settled(): Promise<void> {
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
 }
 
-/** A client that records its script calls in `inFlight`. */
-function tracked(client: Redis): Redis {
+/** `client` with its script calls (EVALSHA, EVAL) sent through `around`; every other member as it is. */
+function aroundScripts(client: Redis, around: (send: () => Promise<unknown>) => Promise<unknown>): Redis {
   return new Proxy(client, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== 'function') return value;
       if (property !== 'evalsha' && property !== 'eval') return value.bind(target);
-      return (...args: unknown[]) => {
-        const call = value.apply(target, args) as Promise<unknown>;
-        inFlight.add(call);
-        void call.then(
-          () => inFlight.delete(call),
-          () => inFlight.delete(call),
-        );
-        return call;
-      };
+      return (...args: unknown[]) => around(() => value.apply(target, args) as Promise<unknown>);
     },
+  });
+}
+
+/** A client that records its script calls in `inFlight`. */
+function tracked(client: Redis): Redis {
+  return aroundScripts(client, (send) => {
+    const call = send();
+    inFlight.add(call);
+    void call.then(
+      () => inFlight.delete(call),
+      () => inFlight.delete(call),
+    );
+    return call;
   });
 }
 
@@ -105,17 +110,10 @@ async function restart(node: number): Promise<void> {
 /** A client whose script calls reach the server `latency` ms late each, still in the order they were made. */
 function delayed(client: Redis, latency: number): Redis {
   let queue: Promise<unknown> = Promise.resolve();
-  return new Proxy(client, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target) as unknown;
-      if (typeof value !== 'function') return value;
-      if (property !== 'evalsha' && property !== 'eval') return value.bind(target);
-      return (...args: unknown[]) => {
-        const call = queue.then(() => sleep(latency)).then(() => value.apply(target, args));
-        queue = call.catch(() => undefined);
-        return call;
-      };
-    },
+  return aroundScripts(client, (send) => {
+    const call = queue.then(() => sleep(latency)).then(send);
+    queue = call.catch(() => undefined);
+    return call;
   });
 }
 

@@ -58,25 +58,33 @@ export const memoryKind: StoreKind = {
   },
 };
 
+/** Two RedisLockStores on the same keys, each owning one of `clients`, and `admin` to delete leases behind them. */
+function redisStorePair(
+  keyPrefix: string,
+  [storeClient, otherClient]: [Redis | Cluster, Redis | Cluster],
+  admin: Redis | Cluster,
+): StorePair {
+  const store = new RedisLockStore({ client: storeClient, keyPrefix, ownsClient: true });
+  const other = new RedisLockStore({ client: otherClient, keyPrefix, ownsClient: true });
+  return {
+    store,
+    other,
+    async deleteLease(key) {
+      await admin.del(resourceKeys(keyPrefix, key).lock);
+    },
+    async close() {
+      await Promise.all([store.close(), other.close(), admin.quit()]);
+    },
+  };
+}
+
 export const redisKind: StoreKind = {
   name: 'RedisLockStore',
   async create() {
     const keyPrefix = uniquePrefix();
     const url = testRedisUrl();
     const options = { maxRetriesPerRequest: 1, commandTimeout: 2000 };
-    const store = new RedisLockStore({ client: new Redis(url, options), keyPrefix, ownsClient: true });
-    const other = new RedisLockStore({ client: new Redis(url, options), keyPrefix, ownsClient: true });
-    const admin = new Redis(url);
-    return {
-      store,
-      other,
-      async deleteLease(key) {
-        await admin.del(resourceKeys(keyPrefix, key).lock);
-      },
-      async close() {
-        await Promise.all([store.close(), other.close(), admin.quit()]);
-      },
-    };
+    return redisStorePair(keyPrefix, [new Redis(url, options), new Redis(url, options)], new Redis(url));
   },
 };
 
@@ -166,19 +174,7 @@ export const clusterKind: ClusterStoreKind = {
   },
   async create() {
     const keyPrefix = uniquePrefix();
-    const store = new RedisLockStore({ client: await this.client(), keyPrefix, ownsClient: true });
-    const other = new RedisLockStore({ client: await this.client(), keyPrefix, ownsClient: true });
-    const admin = await this.client();
-    return {
-      store,
-      other,
-      async deleteLease(key) {
-        await admin.del(resourceKeys(keyPrefix, key).lock);
-      },
-      async close() {
-        await Promise.all([store.close(), other.close(), admin.quit()]);
-      },
-    };
+    return redisStorePair(keyPrefix, [await this.client(), await this.client()], await this.client());
   },
   async stop() {
     const started = sharedCluster;
