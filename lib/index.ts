@@ -24,6 +24,12 @@ export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';
 export { LockInterceptor } from './lock.interceptor.js';
+export {
+  lockErrorPayload,
+  type LockErrorPayload,
+  type LockErrorPayloadCode,
+  type LockErrorPayloadOptions,
+} from './lock-error-payload.js';
 export type { LockKeySpec } from './locked-method.js';
 export {
   checkLockStore,

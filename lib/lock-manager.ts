@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { isLockError, type LockError } from './errors/lock.error.js';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockStoreError } from './errors/lock-store.error.js';
 import type { LockLostReason } from './errors/lock-lost.error.js';
@@ -132,7 +133,10 @@ export class LockManager {
     const started = performance.now();
     const attempt = await this.acquireObserved(validateKey(key, this.maxKeyLength), settings);
     if ('lock' in attempt) return attempt.lock;
-    throw new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started);
+    throw withKeyTemplate(
+      new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
+      settings.metricKey,
+    );
   }
 
   /**
@@ -309,7 +313,7 @@ export class LockManager {
       attempt = await this.acquireWithPolicy(key, settings, trace);
     } catch (error) {
       this.observer.failed(trace, error);
-      throw error;
+      throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
     }
     this.observer.finished(trace, 'lock' in attempt ? attempt.lock : undefined);
     return attempt;
@@ -488,6 +492,7 @@ export class LockManager {
     this.renewer.remove(lock);
     if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
     const error = lock.lose(reason, cause);
+    if (error) withKeyTemplate(error, this.observer.keyTemplateOf(lock));
     if (error && reason !== 'shutdown') this.observer.lost(lock, reason, error);
     this.queues.get(lock.key)?.wake();
     return error;
@@ -502,6 +507,12 @@ function acquireRequest(
   waiting?: AcquireRequest['waiting'],
 ): AcquireRequest {
   return { key, token, ttl: settings.ttl, fencing: settings.fencing, holder: encodeHolder(settings.label), waiting };
+}
+
+/** Names the resource of `error` by its bounded template (for clients), unless it already has one. */
+function withKeyTemplate<E extends LockError>(error: E, template: string | undefined): E {
+  error.keyTemplate ??= template;
+  return error;
 }
 
 /** Resolves `true` when `promise` settles before the deadline, `false` after it. */

@@ -146,6 +146,12 @@ export class LockObserver {
     this.events.emit('skipped', { key: error.key, keyTemplate: keyTemplate ?? DIRECT_KEY_TEMPLATE, label, error });
   }
 
+  /** The key template `lock` was granted under, when it had one (not for a direct call without `metricKey`). */
+  keyTemplateOf(lock: Lock): string | undefined {
+    const template = (lock.observed as Lease | undefined)?.keyTemplate;
+    return template === DIRECT_KEY_TEMPLATE ? undefined : template;
+  }
+
   /** Marks a lease ended; `undefined` when it already was (each lease ends with one event), or is unknown. */
   private end(lock: Lock): Lease | undefined {
     const lease = lock.observed as Lease | undefined;

@@ -2,7 +2,9 @@ import {
   BadRequestException,
   ConflictException,
   HttpException,
+  Inject,
   Injectable,
+  Optional,
   ServiceUnavailableException,
   type CallHandler,
   type ExecutionContext,
@@ -11,23 +13,26 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { catchError, type Observable } from 'rxjs';
 import { isLockError, type LockError } from './errors/lock.error.js';
-import type { LockKeyError } from './errors/lock-key.error.js';
-import type { LockLostError } from './errors/lock-lost.error.js';
-import type { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
-import type { LockStoreError } from './errors/lock-store.error.js';
+import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { WITH_LOCK_METADATA } from './lock.constants.js';
 import { runWithRequest } from './lock-context.js';
+import { lockErrorPayload, type LockErrorPayload } from './lock-error-payload.js';
+import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 
 /**
  * The HTTP adapter of the module, registered globally by `LockModule`: it lets `@WithLock` key templates
  * read route params, query and body, and turns lock errors of HTTP handlers into responses: busy → 409
- * with `Retry-After`, store down or lease lost → 503, unusable key → 400. It never takes a lock itself,
- * and other exceptions pass through untouched. Extend it and override {@link toHttpException} to change
- * the mapping (then set `interceptor: false` and register your subclass).
+ * with `Retry-After`, store down or lease lost → 503, unusable key → 400. Bodies name the key template,
+ * never the resolved key (unless the module option `exposeResolvedKeys`) and never the token. It never
+ * takes a lock itself, and other exceptions pass through untouched. Extend it and override
+ * {@link toHttpException} to change the mapping (then set `interceptor: false` and register your subclass).
  */
 @Injectable()
 export class LockInterceptor implements NestInterceptor {
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() @Inject(LOCK_MODULE_OPTIONS) private readonly options?: LockModuleOptions,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
@@ -47,59 +52,28 @@ export class LockInterceptor implements NestInterceptor {
   /**
    * The HTTP exception for a lock error, or the error itself to leave it to Nest's exception filters.
    * Override to change status codes or bodies; never put the lock token in a response.
+   * @param payload what any client may be told about `error` (see {@link lockErrorPayload})
    */
-  protected toHttpException(error: LockError): HttpException | LockError {
-    switch (error.code) {
-      case 'LOCK_NOT_ACQUIRED': {
-        const busy = error as LockNotAcquiredError;
-        return new ConflictException({
-          statusCode: 409,
-          error: 'Conflict',
-          message: `Resource "${busy.key}" is locked by another operation; retry later.`,
-          resource: busy.key,
-          retryAfterMs: busy.remainingTime,
-        });
-      }
-      case 'LOCK_STORE_ERROR':
-        return new ServiceUnavailableException({
-          statusCode: 503,
-          error: 'Service Unavailable',
-          message: 'The lock store is unavailable; retry later.',
-          resource: (error as LockStoreError).key,
-        });
+  protected toHttpException(error: LockError, payload: LockErrorPayload | undefined): HttpException | LockError {
+    if (!payload) return error;
+    switch (payload.code) {
+      case 'LOCKED':
+        return new ConflictException({ statusCode: 409, error: 'Conflict', ...payload });
+      case 'LOCK_UNAVAILABLE':
       case 'LOCK_LOST':
-        return new ServiceUnavailableException({
-          statusCode: 503,
-          error: 'Service Unavailable',
-          message: `The lock on "${(error as LockLostError).key}" was lost before the operation finished; retry.`,
-          resource: (error as LockLostError).key,
-        });
+        return new ServiceUnavailableException({ statusCode: 503, error: 'Service Unavailable', ...payload });
       case 'LOCK_KEY_INVALID':
-        return new BadRequestException({
-          statusCode: 400,
-          error: 'Bad Request',
-          message: (error as LockKeyError).message,
-        });
-      default:
-        return error;
+        return new BadRequestException({ statusCode: 400, error: 'Bad Request', ...payload });
     }
   }
 
   private respond(error: LockError, context: ExecutionContext): unknown {
-    const mapped = this.toHttpException(error);
-    const retryAfter = retryAfterSeconds(error);
-    if (mapped instanceof HttpException && retryAfter !== undefined) {
+    const payload = lockErrorPayload(error, { exposeResolvedKeys: this.options?.exposeResolvedKeys === true });
+    const mapped = this.toHttpException(error, payload);
+    if (mapped instanceof HttpException && payload?.retryAfter !== undefined) {
       const response = context.switchToHttp().getResponse();
-      this.adapterHost.httpAdapter?.setHeader(response, 'Retry-After', String(retryAfter));
+      this.adapterHost.httpAdapter?.setHeader(response, 'Retry-After', String(payload.retryAfter));
     }
     return mapped;
   }
-}
-
-/** Whole seconds (at least 1) until a retry may succeed, for the `Retry-After` header. */
-function retryAfterSeconds(error: LockError): number | undefined {
-  if (error.code === 'LOCK_NOT_ACQUIRED')
-    return Math.max(1, Math.ceil(((error as LockNotAcquiredError).remainingTime ?? 1000) / 1000));
-  if (error.code === 'LOCK_STORE_ERROR' || error.code === 'LOCK_LOST') return 1;
-  return undefined;
 }

@@ -56,6 +56,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     });
     this.localOnly = created.local;
     this.verifyOnStartup = validateBoolean('verifyOnStartup', options?.verifyOnStartup ?? true);
+    validateBoolean('exposeResolvedKeys', options?.exposeResolvedKeys ?? false);
     this.telemetry = validateTelemetry(options?.telemetry);
   }
 

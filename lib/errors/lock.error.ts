@@ -7,6 +7,13 @@ export abstract class LockError extends Error {
   /** A stable code that identifies the kind of failure. */
   abstract readonly code: LockErrorCode;
 
+  /**
+   * The bounded name of the resource concerned: the `@WithLock` key template (`'inventory:<productId>'`) or
+   * the `metricKey` option of a direct call, when the lock layer knows it. What clients are told instead of
+   * the resolved key, which may carry user data.
+   */
+  keyTemplate?: string;
+
   protected constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;

@@ -55,6 +55,13 @@ export interface LockModuleOptions extends LockDefaults {
    * key templates read the request. Turn off to register your own subclass. @default true
    */
   readonly interceptor?: boolean;
+  /**
+   * Name the resolved key (`inventory:42`) in the bodies of lock errors (409, 503, and every transport's
+   * equivalent) instead of its template (`inventory:<productId>`). Off by default: a resolved key may carry
+   * user data (an e-mail, a tenant) that any client could then read.
+   * @default false
+   */
+  readonly exposeResolvedKeys?: boolean;
   /** Where lost leases and store failures are reported. @default Nest's `Logger` with context 'LockModule' */
   readonly logger?: LockLogger;
   /**

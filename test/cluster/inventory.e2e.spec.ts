@@ -47,7 +47,7 @@ describe('@WithLock on HTTP handlers with locks on a Redis Cluster (express)', (
     expect(conflicts).toHaveLength(19);
     for (const conflict of conflicts) {
       expect(Number(conflict.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect(await conflict.json()).toMatchObject({ statusCode: 409, resource: 'inventory:p1' });
+      expect(await conflict.json()).toMatchObject({ statusCode: 409, resource: 'inventory:<productId>' });
     }
   });
 

@@ -150,7 +150,8 @@ describe.each<Platform>(['express', 'fastify'])('keys from request input on %s',
 
   beforeAll(async () => {
     keyPrefix = uniquePrefix();
-    running = await startInventoryApp(platform, server.url, { redis: server.url, keyPrefix });
+    // exposeResolvedKeys: the 409 body then names the resolved key, which these tests compare
+    running = await startInventoryApp(platform, server.url, { redis: server.url, keyPrefix, exposeResolvedKeys: true });
   });
 
   afterAll(() => running.close());
