@@ -1,13 +1,17 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RequestFrame } from './key-sources.js';
 import type { Lock } from './lock.js';
-import type { KeySources } from './utils/key-template.js';
 
-/** The HTTP request whose values key templates may read. */
-export type RequestSource = NonNullable<KeySources['request']>;
+/** The request a flow serves, and the handler it was routed to: only that handler's key templates read it. */
+export interface ServedRequest {
+  readonly frame: RequestFrame;
+  /** Identifies the handler (its `@WithLock` definition), so a method it calls never reads its request. */
+  readonly handler: object;
+}
 
 /**
- * What the current async flow holds: for reentrancy and for `LockService.current()`; and the HTTP request
- * it serves, if any, for key templates. One AsyncLocalStorage for both: on Node 20 each one adds work to
+ * What the current async flow holds: for reentrancy and for `LockService.current()`; and the request it
+ * serves, if any, for key templates. One AsyncLocalStorage for both: on Node 20 each one adds work to
  * every promise the process creates.
  */
 export interface LockFrame {
@@ -15,8 +19,8 @@ export interface LockFrame {
   readonly held: ReadonlyMap<object, ReadonlyMap<string, Lock>>;
   /** The locks taken by the innermost locked scope, in the order they were taken. */
   readonly innermost: readonly Lock[];
-  /** The HTTP request being handled (set by `LockInterceptor` around a `@WithLock` handler). */
-  readonly request?: RequestSource;
+  /** The request being handled (set by `LockInterceptor` around a `@WithLock` handler). */
+  readonly request?: ServedRequest;
 }
 
 const storage = new AsyncLocalStorage<LockFrame>();
@@ -43,13 +47,14 @@ export function runWithLocks<T>(owner: object, locks: readonly Lock[], fn: () =>
   return storage.run({ held, innermost: locks, request: parent?.request }, fn);
 }
 
-/** The HTTP request being handled in this async flow, for key templates. */
-export function currentRequest(): RequestSource | undefined {
-  return storage.getStore()?.request;
+/** The request this async flow serves, when `handler` is what it was routed to; for key templates. */
+export function requestFor(handler: object): RequestFrame | undefined {
+  const request = storage.getStore()?.request;
+  return request?.handler === handler ? request.frame : undefined;
 }
 
 /** Runs `fn` with `request` as the source of key template values, keeping what the flow holds. */
-export function runWithRequest<T>(request: RequestSource, fn: () => T): T {
+export function runWithRequest<T>(request: ServedRequest, fn: () => T): T {
   const parent = storage.getStore();
   return storage.run({ held: parent?.held ?? NOTHING_HELD, innermost: parent?.innermost ?? [], request }, fn);
 }

@@ -5,3 +5,9 @@ export const WITH_LOCK_METADATA = 'nestjs-lock:with-lock';
 export const NEST_PATH_METADATA = 'path';
 export const NEST_METHOD_METADATA = 'method';
 export const NEST_PATTERN_METADATA = 'microservices:pattern';
+/** Where Nest's parameter decorators (`@Param('id')`, `@Body()`...) record a handler's parameters, on its class. */
+export const NEST_ROUTE_ARGS_METADATA = '__routeArguments__';
+/** Marks the parameter entries of custom decorators made with `createParamDecorator`. */
+export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
+/** The path `RouterModule` gives a module (suffixed with the application id since Nest 10). */
+export const NEST_MODULE_PATH_METADATA = '__module_path__';

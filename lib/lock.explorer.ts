@@ -1,55 +1,58 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { LockConfigurationError } from './errors/lock-configuration.error.js';
-import { WITH_LOCK_METADATA } from './lock.constants.js';
+import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { NEST_MODULE_PATH_METADATA, WITH_LOCK_METADATA } from './lock.constants.js';
 import { bindInstance } from './lock-registry.js';
 import type { LockedMethod } from './locked-method.js';
 import { LockService } from './lock.service.js';
-import { isHttpHandler } from './utils/is-http-handler.js';
+
+type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
 /**
  * At bootstrap, finds every `@WithLock` method of the application's providers and controllers: binds
  * their instances to this application's LockService (so two apps in one process keep their own locks)
- * and rejects key placeholders that can never resolve, before the first call instead of at it.
+ * and binds each key template to its method, failing the bootstrap with a `LockConfigurationError` for a
+ * placeholder that could come from two places or from none, before the first call instead of at it.
  */
 @Injectable()
 export class LockExplorer implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
+    private readonly modules: ModulesContainer,
     private readonly service: LockService,
   ) {}
 
   onModuleInit(): void {
     const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
     for (const wrapper of wrappers) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
-      const prototype = Object.getPrototypeOf(instance) as object;
+      const instance = wrapper.instance as object | undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown> | null;
+      if (!prototype) continue;
+      const modulePath = this.modulePathOf(wrapper);
       let locked = false;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const method = instance[name];
+        const method = prototype[name];
         const definition =
           typeof method === 'function'
             ? (Reflect.getOwnMetadata(WITH_LOCK_METADATA, method) as LockedMethod | undefined)
             : undefined;
         if (!definition) continue;
         locked = true;
-        this.check(definition, method as object);
+        // request-scoped classes are checked too: their templates do not depend on the instance
+        definition.prepare(prototype.constructor as object, method as object, modulePath);
       }
-      if (locked) bindInstance(instance, this.service);
+      if (locked && wrapper.isDependencyTreeStatic()) bindInstance(instance, this.service);
     }
   }
 
-  private check(locked: LockedMethod, method: object): void {
-    const unresolvable = locked.unresolvablePlaceholders(isHttpHandler(method));
-    if (unresolvable.length === 0) return;
-    const { label, parameterNames } = locked.definition;
-    throw new LockConfigurationError(
-      `@WithLock(${label}) key`,
-      locked.definition.key,
-      `placeholder ${unresolvable.join(', ')} matches no parameter of ${label}(${parameterNames.map((n, i) => n ?? `<${i}>`).join(', ')}); ` +
-        'use a parameter name, an index like <0>, a path like <0.productId>, or a key function',
-    );
+  /** The path `RouterModule` mounts the wrapper's module under, which its controllers' routes start with. */
+  private modulePathOf(wrapper: InstanceWrapper): string | undefined {
+    const module = wrapper.host?.metatype;
+    if (!module) return undefined;
+    const path: unknown =
+      Reflect.getMetadata(NEST_MODULE_PATH_METADATA + this.modules.applicationId, module) ??
+      Reflect.getMetadata(NEST_MODULE_PATH_METADATA, module);
+    return typeof path === 'string' ? path : undefined;
   }
 }

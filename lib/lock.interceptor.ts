@@ -15,17 +15,19 @@ import { catchError, type Observable } from 'rxjs';
 import { isLockError, type LockError } from './errors/lock.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { WITH_LOCK_METADATA } from './lock.constants.js';
+import type { RequestFrame } from './key-sources.js';
 import { runWithRequest } from './lock-context.js';
 import { lockErrorPayload, type LockErrorPayload } from './lock-error-payload.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 
 /**
- * The HTTP adapter of the module, registered globally by `LockModule`: it lets `@WithLock` key templates
- * read route params, query and body, and turns lock errors of HTTP handlers into responses: busy → 409
- * with `Retry-After`, store down or lease lost → 503, unusable key → 400. Bodies name the key template,
- * never the resolved key (unless the module option `exposeResolvedKeys`) and never the token. It never
- * takes a lock itself, and other exceptions pass through untouched. Extend it and override
- * {@link toHttpException} to change the mapping (then set `interceptor: false` and register your subclass).
+ * The HTTP adapter of the module, registered globally by `LockModule`: it lets the key templates of a
+ * `@WithLock` handler read its request (route params, query, body, headers, `request.user`), and turns lock
+ * errors of HTTP handlers into responses: busy → 409 with `Retry-After`, store down or lease lost → 503,
+ * unusable key → 400. Bodies name the key template, never the resolved key (unless the module option
+ * `exposeResolvedKeys`) and never the token. It never takes a lock itself, and other exceptions pass
+ * through untouched. Extend it and override {@link toHttpException} to change the mapping (then set
+ * `interceptor: false` and register your subclass).
  */
 @Injectable()
 export class LockInterceptor implements NestInterceptor {
@@ -38,10 +40,11 @@ export class LockInterceptor implements NestInterceptor {
     if (context.getType() !== 'http') return next.handle();
     // only @WithLock handlers read the request (for key templates); the lock errors of any handler (one that
     // calls LockService itself) are mapped below
-    const request = context.switchToHttp().getRequest<{ params?: unknown; query?: unknown; body?: unknown }>();
-    const handled = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler())
-      ? runWithRequest({ params: request?.params, query: request?.query, body: request?.body }, () => next.handle())
-      : next.handle();
+    const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
+    // Express and Fastify requests both carry params, query, body, headers and a guard's user under those names
+    const request = context.switchToHttp().getRequest<RequestFrame | undefined>();
+    const handled =
+      locked && request ? runWithRequest({ frame: request, handler: locked }, () => next.handle()) : next.handle();
     return handled.pipe(
       catchError((error: unknown) => {
         throw isLockError(error) ? this.respond(error, context) : error;

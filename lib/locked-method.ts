@@ -2,7 +2,9 @@ import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
 import type { LockOptions } from './interfaces/lock-options.interface.js';
 import type { LockManager } from './lock-manager.js';
-import { currentRequest } from './lock-context.js';
+import { KeyResolver } from './key-resolver.js';
+import { requestFor } from './lock-context.js';
+import { httpHandlerSources } from './utils/http-handler-sources.js';
 import { KeyTemplate } from './utils/key-template.js';
 import { MAX_LABEL_LENGTH, type LockSettings } from './utils/lock-settings.js';
 
@@ -20,6 +22,9 @@ export type LockKeySpec =
 export interface LockedMethodDefinition {
   /** `Class.method`, for messages and as the holder's label in `inspect()`. */
   readonly label: string;
+  /** The class that declares the method, and the method's name on it. */
+  readonly declaringClass: object;
+  readonly methodName: string | symbol;
   readonly key: LockKeySpec;
   readonly options: LockOptions;
   readonly onContention: 'throw' | 'skip';
@@ -37,32 +42,35 @@ export interface LockedMethodDefinition {
 export class LockedMethod {
   private readonly templates?: readonly KeyTemplate[];
   private readonly settingsByService = new WeakMap<LockManager, LockSettings>();
+  private readonly resolversByOwner = new WeakMap<object, readonly KeyResolver[]>();
 
   constructor(readonly definition: LockedMethodDefinition) {
     const { key } = definition;
-    if (typeof key === 'string') this.templates = [new KeyTemplate(key)];
+    const option = `@WithLock(${definition.label}) key`;
+    if (typeof key === 'string') this.templates = [new KeyTemplate(key, option)];
     else if (Array.isArray(key)) {
-      if (key.length === 0)
-        throw new LockConfigurationError(`@WithLock(${definition.label}) key`, key, 'expected at least one key');
-      this.templates = key.map((template: string) => new KeyTemplate(template));
+      if (key.length === 0) throw new LockConfigurationError(option, key, 'expected at least one key');
+      this.templates = key.map((template: string) => new KeyTemplate(template, option));
     } else if (typeof key !== 'function') {
-      throw new LockConfigurationError(
-        `@WithLock(${definition.label}) key`,
-        key,
-        'expected a template string, an array of them, or a function',
-      );
+      throw new LockConfigurationError(option, key, 'expected a template string, an array of them, or a function');
     }
   }
 
   /**
-   * Placeholders that can never resolve for this method: those naming neither a parameter nor an
-   * argument index. None for an HTTP handler, whose query and body fields cannot be known before a request.
+   * Binds the key templates to the method as it runs on `owner` (its class, or a subclass with routes of
+   * its own), and checks that every placeholder has exactly one source. The module does this at bootstrap
+   * for every provider and controller; a class it never saw is bound at its first call.
+   * @param handler the method as Nest sees it, carrying its route metadata
+   * @param modulePath the `RouterModule` path of the controller's module, if any
+   * @throws LockConfigurationError naming the class, the method and the placeholder
    */
-  unresolvablePlaceholders(isHttpHandler: boolean): string[] {
-    if (isHttpHandler) return [];
-    const { parameterNames, arity } = this.definition;
-    return (this.templates ?? []).flatMap((template) =>
-      template.unmatched(parameterNames, arity).map((p) => `<${p.source}>`),
+  prepare(owner: object, handler: object, modulePath?: string): void {
+    if (!this.templates || this.resolversByOwner.has(owner)) return;
+    const { methodName } = this.definition;
+    const sources = httpHandlerSources(owner, methodName, handler, modulePath);
+    this.resolversByOwner.set(
+      owner,
+      this.templates.map((template) => new KeyResolver(template, this.definition, sources)),
     );
   }
 
@@ -70,15 +78,16 @@ export class LockedMethod {
    * Runs `call` under the lock(s) of this method, per its policy. Placeholders read the request being
    * handled only when this method is its handler: a provider method called during a request has its own
    * arguments, which a route param or body field of the same name must not replace.
+   * @param handler the method as Nest sees it (the `@WithLock` wrapper)
    */
   async invoke<T>(
     service: LockManager,
     instance: unknown,
     args: unknown[],
     call: () => T | Promise<T>,
-    httpHandler = false,
+    handler: object,
   ): Promise<T | undefined> {
-    const keys = this.keysFor(instance, args, httpHandler);
+    const keys = this.keysFor(instance, args, handler);
     const settings = this.settingsFor(service);
     const keyTemplateOf = settings.metricKey === undefined ? this.keyTemplates(keys) : undefined;
     return service.runLocked(keys, settings, call, {
@@ -104,11 +113,13 @@ export class LockedMethod {
     return (key) => templates[keys.indexOf(key)]?.template;
   }
 
-  private keysFor(instance: unknown, args: unknown[], httpHandler: boolean): string[] {
-    const { key, parameterNames } = this.definition;
+  private keysFor(instance: unknown, args: unknown[], handler: object): string[] {
+    const { key } = this.definition;
     if (this.templates) {
-      const sources = { args, parameterNames, request: httpHandler ? currentRequest() : undefined };
-      return this.templates.map((template) => template.resolve(sources));
+      const owner = classOf(instance) ?? this.definition.declaringClass;
+      this.prepare(owner, handler);
+      const frame = requestFor(this);
+      return (this.resolversByOwner.get(owner) ?? []).map((resolver) => resolver.resolve(args, frame));
     }
     const produced = (key as (...a: unknown[]) => unknown).apply(instance, args);
     const keys = typeof produced === 'string' ? [produced] : produced;
@@ -136,4 +147,10 @@ export class LockedMethod {
     }
     return settings;
   }
+}
+
+function classOf(instance: unknown): object | undefined {
+  if (instance === null || typeof instance !== 'object') return undefined;
+  const constructor = (instance as { constructor?: unknown }).constructor;
+  return typeof constructor === 'function' ? constructor : undefined;
 }

@@ -5,7 +5,6 @@ import { WITH_LOCK_METADATA } from '../lock.constants.js';
 import { serviceFor } from '../lock-registry.js';
 import { copyMethodIdentity } from '../utils/copy-metadata.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
-import { isHttpHandler } from '../utils/is-http-handler.js';
 import { DEFAULT_SETTINGS, resolveSettings } from '../utils/lock-settings.js';
 import { LockedMethod, type LockKeySpec } from '../locked-method.js';
 import { parameterNames } from '../utils/parameter-names.js';
@@ -63,6 +62,8 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
     resolveSettings(DEFAULT_SETTINGS, lockOptions, `@WithLock(${label})`);
     const locked = new LockedMethod({
       label,
+      declaringClass: (target as { constructor: object }).constructor,
+      methodName: propertyKey,
       key,
       options: lockOptions,
       onContention,
@@ -71,13 +72,11 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
       arity: (original as () => unknown).length,
     });
     const method = original as (...args: unknown[]) => unknown;
-    let httpHandler: boolean | undefined;
     const wrapper = function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = serviceFor(this);
       if (!service) return Promise.reject(new LockNotReadyError(label));
-      // read at the first call: route decorators written above this one add their metadata after it ran
-      httpHandler ??= isHttpHandler(wrapper);
-      return locked.invoke(service, this, args, () => method.apply(this, args), httpHandler);
+      // the wrapper carries the route metadata of decorators written above this one, added after it ran
+      return locked.invoke(service, this, args, () => method.apply(this, args), wrapper);
     };
     copyMethodIdentity(method, wrapper);
     Reflect.defineMetadata(WITH_LOCK_METADATA, locked, wrapper);

@@ -1,76 +1,87 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
+import { KeyValueEncoder } from './key-encoding.js';
 
-/** Where placeholder values come from when a locked method runs. */
-export interface KeySources {
-  /** The method's arguments, in order. */
-  readonly args: readonly unknown[];
-  /** Parameter names of the method, by position (`undefined` for destructured ones). */
-  readonly parameterNames: readonly (string | undefined)[];
-  /** For HTTP handlers: route params, query and body, searched in that order before the arguments. */
-  readonly request?: { readonly params?: unknown; readonly query?: unknown; readonly body?: unknown };
-}
-
-interface Placeholder {
+/** One `<...>` of a key template: `<dto.productId>` has the head `dto` and the path `['productId']`. */
+export interface Placeholder {
   /** The text between `<` and `>`, e.g. `dto.productId`. */
-  readonly source: string;
+  readonly text: string;
+  /** The first segment: a parameter name, an argument index or a request source such as `query`. */
+  readonly head: string;
+  /** The property path after the head. */
   readonly path: readonly string[];
 }
 
 const PLACEHOLDER = /<([^<>]*)>/g;
 
 /**
- * A parsed key template such as `'inventory:<productId>'` or `'order:<0.id>'`. A placeholder names a
- * route param, query or body field (HTTP handlers), a parameter of the method, or an argument index,
- * followed by an optional property path.
+ * A parsed key template such as `'inventory:<productId>'` or `'pair:<a>:<b>'`: literal text and the
+ * placeholders between it. Where each placeholder's value comes from is decided per method (see
+ * `KeyResolver`); this class checks the shape of the template and writes values into it, encoded so that
+ * distinct value tuples never give one key (see {@link KeyValueEncoder}).
  */
 export class KeyTemplate {
   readonly placeholders: readonly Placeholder[];
+  /** The literal texts around the placeholders: one more than there are placeholders. */
+  readonly literals: readonly string[];
+  private readonly encoder: KeyValueEncoder;
 
-  /** @throws LockConfigurationError for a malformed template (empty or unbalanced placeholder) */
-  constructor(readonly template: string) {
-    if (typeof template !== 'string' || template.length === 0) {
-      throw new LockConfigurationError('@WithLock key', template, 'expected a non-empty key template');
-    }
+  /**
+   * @param option what the template is, for messages: `@WithLock(Class.method) key`
+   * @throws LockConfigurationError for a malformed template (empty, unbalanced, or two placeholders with nothing between them)
+   */
+  constructor(
+    readonly template: string,
+    option = '@WithLock key',
+  ) {
+    const invalid = (expectation: string) => new LockConfigurationError(option, template, expectation);
+    if (typeof template !== 'string' || template.length === 0) throw invalid('expected a non-empty key template');
+    if (/\p{Cs}/u.test(template)) throw invalid('it contains a lone UTF-16 surrogate, which has no UTF-8 form');
     const placeholders: Placeholder[] = [];
+    const literals: string[] = [];
+    let end = 0;
     for (const match of template.matchAll(PLACEHOLDER)) {
-      const path = match[1].split('.');
-      if (path.some((part) => part.trim() === '' || part !== part.trim())) {
-        throw new LockConfigurationError(
-          '@WithLock key',
-          template,
-          `placeholder <${match[1]}> must be a name or a dotted path like <dto.productId>`,
+      const text = match[1];
+      const segments = text.split('.');
+      if (segments.some((segment) => segment.trim() === '' || segment !== segment.trim())) {
+        throw invalid(`placeholder <${text}> must be a name or a dotted path like <dto.productId>`);
+      }
+      const literal = template.slice(end, match.index);
+      if (placeholders.length > 0 && literal === '') {
+        throw invalid(
+          `placeholders <${placeholders[placeholders.length - 1].text}> and <${text}> need literal text between them ` +
+            '(like <a>:<b>), or two value pairs could give one key',
         );
       }
-      placeholders.push({ source: match[1], path });
+      if (placeholders.length > 0 && literal.startsWith('%')) {
+        throw invalid('the text between two placeholders must not begin with "%", the escape character of key values');
+      }
+      literals.push(literal);
+      placeholders.push({ text, head: segments[0], path: segments.slice(1) });
+      end = match.index + match[0].length;
     }
-    if (/[<>]/.test(template.replace(PLACEHOLDER, ''))) {
-      throw new LockConfigurationError('@WithLock key', template, 'a "<" or ">" is not part of a <placeholder>');
+    literals.push(template.slice(end));
+    if (literals.some((literal) => /[<>]/.test(literal))) {
+      throw invalid('a "<" or ">" is not part of a <placeholder>');
     }
     this.placeholders = placeholders;
-  }
-
-  /** The placeholders whose first segment is neither a parameter name nor an argument index. */
-  unmatched(parameterNames: readonly (string | undefined)[], arity: number): Placeholder[] {
-    return this.placeholders.filter(({ path }) => {
-      const head = path[0];
-      if (/^\d+$/.test(head)) return Number(head) >= arity;
-      return !parameterNames.includes(head);
-    });
+    this.literals = literals;
+    this.encoder = new KeyValueEncoder(literals);
   }
 
   /**
-   * Fills every placeholder from `sources`.
+   * The key for one value per placeholder, in order, each encoded.
    * @throws LockKeyError naming the placeholder when its value is missing, `null`, empty, an object or an array
    */
-  resolve(sources: KeySources): string {
-    if (this.placeholders.length === 0) return this.template;
-    let index = 0;
-    return this.template.replace(PLACEHOLDER, () => this.render(this.placeholders[index++], sources));
+  render(values: readonly unknown[]): string {
+    let key = this.literals[0];
+    this.placeholders.forEach((placeholder, index) => {
+      key += this.encoder.encode(this.scalar(placeholder, values[index])) + this.literals[index + 1];
+    });
+    return key;
   }
 
-  private render(placeholder: Placeholder, sources: KeySources): string {
-    const value = lookup(placeholder.path, sources);
+  private scalar(placeholder: Placeholder, value: unknown): string {
     if (typeof value === 'string' && value.length > 0) return value;
     if (
       (typeof value === 'number' && Number.isFinite(value)) ||
@@ -80,46 +91,15 @@ export class KeyTemplate {
       return String(value);
     }
     throw new LockKeyError(
-      `Lock key template "${this.template}": placeholder <${placeholder.source}> resolved to ${describe(value)}; ` +
+      `Lock key template "${this.template}": placeholder <${placeholder.text}> resolved to ${describe(value)}; ` +
         'it must be a non-empty string, a finite number or a boolean, so that one resource always maps to one lock.',
       this.template,
     );
   }
 }
 
-function lookup(path: readonly string[], sources: KeySources): unknown {
-  const [head, ...rest] = path;
-  for (const root of rootsFor(head, sources)) {
-    if (root === undefined) continue;
-    return walk(root, rest);
-  }
-  return undefined;
-}
-
-function* rootsFor(head: string, sources: KeySources): Generator<unknown> {
-  const request = sources.request;
-  if (request) {
-    for (const bag of [request.params, request.query, request.body]) {
-      if (bag !== null && typeof bag === 'object' && Object.hasOwn(bag, head))
-        yield (bag as Record<string, unknown>)[head];
-    }
-  }
-  if (/^\d+$/.test(head)) yield sources.args[Number(head)];
-  const position = sources.parameterNames.indexOf(head);
-  if (position >= 0) yield sources.args[position];
-}
-
-function walk(value: unknown, path: readonly string[]): unknown {
-  let current = value;
-  for (const part of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part)) return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
-}
-
 function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (no route param, query or body field, argument or property by that name)';
+  if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (value === '') return 'an empty string';
   if (Array.isArray(value)) return 'an array';

@@ -139,6 +139,10 @@ describe('LockService calls while Redis is unreachable, with the module defaults
   });
 });
 
+/** The key `inventory:<productId>` gives a value: `%` and the template's separator `:` written as UTF-8 escapes. */
+const inventoryKey = (value: string) =>
+  `inventory:${value.replace(/[%:]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+
 describe.each<Platform>(['express', 'fastify'])('keys from request input on %s', (platform) => {
   let running: RunningApp;
   let keyPrefix: string;
@@ -161,12 +165,12 @@ describe.each<Platform>(['express', 'fastify'])('keys from request input on %s',
     async (value) => {
       const path = (id: string) => `/inventory/${encodeURIComponent(id)}/hold`;
       const holding = post(`${path(value)}?ms=250`);
-      const lockKey = resourceKeys(keyPrefix, `inventory:${value}`).lock;
+      const lockKey = resourceKeys(keyPrefix, inventoryKey(value)).lock;
       while ((await admin.exists(lockKey)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 
       const same = await post(`${path(value)}?ms=0`);
       expect(same.status).toBe(409);
-      expect(((await same.json()) as { resource: string }).resource).toBe(`inventory:${value}`);
+      expect(((await same.json()) as { resource: string }).resource).toBe(inventoryKey(value));
       for (const sibling of [`${value}x`, value.trim() === value ? ` ${value}` : value.trim(), value.toUpperCase()]) {
         if (sibling === value) continue;
         expect((await post(`${path(sibling)}?ms=0`)).status).toBe(201);

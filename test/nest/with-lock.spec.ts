@@ -24,7 +24,7 @@ const CUSTOM = 'custom:meta';
 
 @Controller('matrix')
 class MatrixController {
-  @Get('above')
+  @Get('above/:id')
   @WithLock('matrix:<id>')
   above(): string {
     return 'above';
@@ -146,7 +146,7 @@ describe('@WithLock', () => {
   it('keeps route, cron and custom metadata, the method name and `this`, in either decorator order', () => {
     const matrix = MatrixController.prototype;
     const jobs = Jobs.prototype;
-    expect(Reflect.getMetadata('path', matrix.above)).toBe('above');
+    expect(Reflect.getMetadata('path', matrix.above)).toBe('above/:id');
     expect(Reflect.getMetadata('path', matrix.below)).toBe('below');
     expect(Reflect.getMetadata(CUSTOM, matrix.below)).toBe('kept');
     expect(Reflect.getMetadata('SCHEDULE_CRON_OPTIONS', jobs.cronAbove)).toMatchObject({ cronTime: '* * * * * *' });
