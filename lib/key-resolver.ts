@@ -26,13 +26,11 @@ type ValueReader =
 
 /**
  * A key template bound to one method: each placeholder has exactly one source, decided at bootstrap.
- *
- * | placeholder                  | value                                                                    |
- * | ---------------------------- | ------------------------------------------------------------------------ |
- * | `<name>`, `<name.path>`      | the argument of that parameter, as the method receives it (after pipes);  |
- * |                              | else the route param of that name (of every route of the handler)         |
- * | `<0>`, `<1.path>`            | the argument at that index                                                |
- * | `<params.x>` ... `<user.x>`  | that part of the request: route params, query, body, headers, `request.user` |
+ * - `<name>`, `<name.path>`: the argument of that parameter, as the method receives it (after pipes); else
+ *   the route param of that name, which every route of the handler must have (read through the parameter
+ *   that takes it with `@Param('name')`, if one does, so after its pipes too);
+ * - `<0>`, `<1.path>`: the argument at that index;
+ * - `<params.x>`, `<query.x>`, `<body.x>`, `<headers.x>`, `<user.x>`: that part of the request.
  *
  * A placeholder that could come from two places, or from none, is a `LockConfigurationError` here, never
  * a guess at call time.

@@ -16,7 +16,10 @@
  * it and L1, the same argument holds for the next value, and the last one is what remains before Ln.
  */
 export class KeyValueEncoder {
-  private readonly escaped: ReadonlySet<string>;
+  /** Matches each character a value must escape; lone surrogates are `\p{Cs}` in a `u` pattern. */
+  private readonly escaped: RegExp;
+  /** The escape of each character of the template's set, written once. */
+  private readonly escapes = new Map<string, string>();
 
   /** @param literals the literal texts of a template, `L0` to `Ln` */
   constructor(literals: readonly string[]) {
@@ -28,24 +31,19 @@ export class KeyValueEncoder {
       const [first] = inner;
       if (first !== undefined) escaped.add(first);
     }
-    this.escaped = escaped;
-  }
-
-  /** Whether `char` (one code point) is written as an escape. */
-  escapes(char: string): boolean {
-    return this.escaped.has(char) || isLoneSurrogate(char);
+    for (const char of escaped) this.escapes.set(char, percentBytes(char));
+    const chars = [...escaped].map((char) => `\\u{${(char.codePointAt(0) as number).toString(16)}}`).join('');
+    this.escaped = new RegExp(`[${chars}]|\\p{Cs}`, 'gu');
   }
 
   /** `value` with every character this template escapes written as `%XX` bytes. */
   encode(value: string): string {
-    let encoded = '';
-    for (const char of value) encoded += this.escapes(char) ? percentBytes(char) : char;
-    return encoded;
+    return value.replace(this.escaped, (char) => this.escapes.get(char) ?? percentBytes(char));
   }
 }
 
 function isLoneSurrogate(char: string): boolean {
-  // a code point iteration yields a surrogate on its own only when it has no partner
+  // a `u` pattern matches a surrogate on its own only when it has no partner
   const code = char.charCodeAt(0);
   return char.length === 1 && code >= 0xd800 && code <= 0xdfff;
 }
