@@ -9,5 +9,7 @@ export class LockKeyError extends LockError {
     readonly template?: string,
   ) {
     super(message);
+    // the template is what clients may be told about the resource (see lockErrorPayload)
+    this.keyTemplate = template;
   }
 }

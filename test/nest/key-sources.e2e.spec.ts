@@ -173,7 +173,9 @@ describe.each<Platform>(['express', 'fastify'])('where @WithLock keys come from,
   it('answers 400 naming the placeholder when the header a key needs is missing', async () => {
     const response = await send({ path: 'tenant' });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { message: string }).message).toContain('<headers.x-tenant>');
+    const body = (await response.json()) as { message: string; code: string; resource: string };
+    expect(body).toMatchObject({ code: 'LOCK_KEY_INVALID', resource: 'tenant:<headers.x-tenant>' });
+    expect(body.message).toContain('<headers.x-tenant>');
   });
 });
 
