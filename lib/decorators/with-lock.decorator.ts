@@ -29,15 +29,27 @@ export interface WithLockOptions extends LockOptions {
  * `409 Conflict`), `@Cron`/`@Interval` jobs, microservice handlers and plain provider methods, in any
  * order with other decorators. The decorated method always returns a Promise.
  *
- * @param key a template like `'inventory:<productId>'` (route param, query or body field, parameter
- *   name, argument index, dotted path), an array of them (taken all or none), or a function of the
- *   method's arguments returning the key(s)
- * @throws LockConfigurationError at decoration time for malformed templates or options
+ * Each placeholder of a template has one source, so a request cannot choose the key: `<name>` (or
+ * `<name.path>`) is the method's argument of that parameter as the method receives it, after pipes, else
+ * the route param `:name` of every route of the handler; `<0>` (`<0.path>`) is the argument at that index;
+ * `<params.x>`, `<query.x>`, `<body.x>`, `<headers.x>` (lower-case) and `<user.x>` (`request.user`, set by a
+ * guard) name a part of the request explicitly. Values are `%XX`-escaped where they contain `%` or the
+ * template's separators, so distinct values never share a key (`inventory:42` stays as it is).
+ *
+ * @param key a template like `'inventory:<productId>'`, an array of them (taken all or none), or a
+ *   function of the method's arguments returning the key(s)
+ * @throws LockConfigurationError at decoration time for malformed templates (`<a><b>`) or options, and at
+ *   bootstrap for a placeholder that could come from two places or from none, naming class, method and placeholder
  * @example
  * ```ts
  * @Post(':productId/purchase')
  * @WithLock('inventory:<productId>', { wait: '2s' })
- * purchase(@Param('productId') productId: string) { ... }
+ * purchase(@Param('productId', ParseIntPipe) productId: number) { ... }
+ *
+ * @Post('me/checkout')
+ * @UseGuards(AuthGuard('jwt'))
+ * @WithLock('cart:<user.id>')
+ * checkout(@Body() dto: CheckoutDto) { ... }
  * ```
  */
 export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): MethodDecorator {
