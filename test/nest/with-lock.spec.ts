@@ -305,14 +305,15 @@ describe('@WithLock misuse', () => {
     ['an empty template', ''],
     ['an unbalanced placeholder', 'a:<id'],
     ['an empty placeholder', 'a:<>'],
-  ])('refuses %s when the class loads', (_name, key) => {
+    ['two placeholders with nothing between them', 'pair:<a><b>'],
+  ])('refuses %s when the class loads, naming the method', (_name, key) => {
     expect(() => {
       class Bad {
         @WithLock(key)
         run(): void {}
       }
       return Bad;
-    }).toThrow(LockConfigurationError);
+    }).toThrow(/@WithLock\(Bad\.run\) key/);
   });
 
   it('refuses bad options when the class loads, naming the method and option', () => {
