@@ -76,49 +76,79 @@ export class KeyResolver {
   }
 }
 
+/** What one placeholder needs to know to find its source, and how it reports a problem. */
+interface Lookup {
+  readonly placeholder: Placeholder;
+  readonly method: KeyedMethod;
+  readonly handler: HandlerSources | undefined;
+  /** The position of the parameter named like the placeholder's head, or -1. */
+  readonly position: number;
+  /** `Class.method(a, b)`, for messages. */
+  readonly signature: string;
+  readonly problem: (expectation: string) => LockConfigurationError;
+}
+
 function readerFor(
   placeholder: Placeholder,
   method: KeyedMethod,
   handler: HandlerSources | undefined,
   problem: (expectation: string) => LockConfigurationError,
 ): ValueReader {
-  const { head, path, text } = placeholder;
   const names = method.parameterNames;
-  const position = names.indexOf(head);
-  const signature = `${method.label}(${names.map((name, i) => name ?? `<${i}>`).join(', ')})`;
+  const lookup: Lookup = {
+    placeholder,
+    method,
+    handler,
+    problem,
+    position: names.indexOf(placeholder.head),
+    signature: `${method.label}(${names.map((name, i) => name ?? `<${i}>`).join(', ')})`,
+  };
+  if (/^\d+$/.test(placeholder.head)) return indexReader(lookup);
+  if (isRequestSource(placeholder.head)) return requestReader(lookup, placeholder.head);
+  return nameReader(lookup);
+}
 
-  if (/^\d+$/.test(head)) {
-    const count = Math.max(method.arity, names.length);
-    if (Number(head) >= count)
-      throw problem(`placeholder <${text}> names argument ${head}, and ${signature} has ${count}`);
-    return { from: 'argument', index: Number(head), path };
+/** `<0>`, `<1.path>`: the argument at that index, which the method must have. */
+function indexReader({ placeholder, method, signature, problem }: Lookup): ValueReader {
+  const { head, path, text } = placeholder;
+  const count = Math.max(method.arity, method.parameterNames.length);
+  if (Number(head) >= count)
+    throw problem(`placeholder <${text}> names argument ${head}, and ${signature} has ${count}`);
+  return { from: 'argument', index: Number(head), path };
+}
+
+/** `<params.x>`, `<query.x>`...: that part of the request, on a handler that has it and no parameter of that name. */
+function requestReader(lookup: Lookup, source: RequestSourceName): ValueReader {
+  const { placeholder, method, handler, position, signature, problem } = lookup;
+  const { path, text } = placeholder;
+  if (!handler) {
+    // a method that serves no request: a parameter named `user` is just that parameter
+    if (position >= 0) return { from: 'argument', index: position, path };
+    throw problem(
+      `placeholder <${text}> reads the request, and ${method.label} is not a request handler (it serves no request); ` +
+        `use one of its parameters: ${signature}`,
+    );
   }
-
-  if (isRequestSource(head)) {
-    if (!handler) {
-      if (position >= 0) return { from: 'argument', index: position, path };
-      throw problem(
-        `placeholder <${text}> reads the request, and ${method.label} is not a request handler (it serves no request); ` +
-          `use one of its parameters: ${signature}`,
-      );
-    }
-    if (position >= 0) {
-      throw problem(
-        `placeholder <${text}> could be the request's ${head} or the parameter "${head}" of ${signature}; ` +
-          `rename the parameter (then <${head}.…> is the request's), or write <${position}${path.map((p) => `.${p}`).join('')}> for the argument`,
-      );
-    }
-    if (!handler.sources.includes(head)) throw problem(`placeholder <${text}>: ${handler.kind} has no ${head}`);
-    if (path.length === 0) throw problem(`placeholder <${text}> needs a field, like <${head}.id>`);
-    if (head === 'headers' && path[0] !== path[0].toLowerCase()) {
-      throw problem(
-        `placeholder <${text}>: header names are lower-case in Node; write <headers.${path[0].toLowerCase()}>`,
-      );
-    }
-    if (head === 'params' && !handler.routeParams.has(path[0])) throw problem(notEveryRoute(text, path[0], handler));
-    return { from: head, path };
+  if (position >= 0) {
+    throw problem(
+      `placeholder <${text}> could be the request's ${source} or the parameter "${source}" of ${signature}; ` +
+        `rename the parameter (then <${source}.x> is the request's), or write <${[position, ...path].join('.')}> for the argument`,
+    );
   }
+  if (!handler.sources.includes(source)) throw problem(`placeholder <${text}>: ${handler.kind} has no ${source}`);
+  if (path.length === 0) throw problem(`placeholder <${text}> needs a field, like <${source}.id>`);
+  if (source === 'headers' && path[0] !== path[0].toLowerCase()) {
+    throw problem(
+      `placeholder <${text}>: header names are lower-case in Node; write <headers.${path[0].toLowerCase()}>`,
+    );
+  }
+  if (source === 'params' && !handler.routeParams.has(path[0])) throw problem(notEveryRoute(text, path[0], handler));
+  return { from: source, path };
+}
 
+/** `<name>`, `<name.path>`: the argument of that parameter, else the route param of that name. */
+function nameReader({ placeholder, method, handler, position, signature, problem }: Lookup): ValueReader {
+  const { head, path, text } = placeholder;
   if (position >= 0) {
     const binding = handler?.parameters[position];
     if (handler?.someRouteParams.has(head) && !isRouteParam(binding, head)) {
@@ -129,11 +159,12 @@ function readerFor(
     }
     return { from: 'argument', index: position, path };
   }
-
-  if (!handler)
+  if (!handler) {
     throw problem(
-      `placeholder <${text}> matches no parameter of ${signature}; use a parameter name, an index like <0>, a path like <0.productId>, or a key function`,
+      `placeholder <${text}> matches no parameter of ${signature}; ` +
+        'use a parameter name, an index like <0>, a path like <0.productId>, or a key function',
     );
+  }
   if (!handler.routeParams.has(head)) {
     if (handler.someRouteParams.has(head)) throw problem(notEveryRoute(text, head, handler));
     throw problem(`placeholder <${text}> matches no parameter of ${signature} and no route param of ${route(handler)}`);
@@ -144,7 +175,7 @@ function readerFor(
   if (bound.length > 1) {
     throw problem(
       `placeholder <${text}>: the route param :${head} goes to ${bound.length} parameters of ${signature}, which may ` +
-        `receive it differently; name the parameter (<${names[bound[0]] ?? bound[0]}>) or write <params.${head}> for the raw value`,
+        `receive it differently; name the parameter (<${method.parameterNames[bound[0]] ?? bound[0]}>) or write <params.${head}> for the raw value`,
     );
   }
   if (bound.length === 1) return { from: 'argument', index: bound[0], path };
