@@ -15,4 +15,5 @@ npm install --no-save --no-audit --no-fund --silent \
   @nestjs/testing@11 @nestjs/microservices@11 ioredis@5
 node -e "for (const p of ['@nestjs/core','ioredis']) console.log(p, require('./node_modules/'+p+'/package.json').version)"
 npx jest --version >/dev/null
-NODE_OPTIONS=--experimental-vm-modules npx jest --runInBand test/nest/http.e2e.spec.ts test/nest/with-lock.spec.ts test/nest/lock-module.spec.ts
+NODE_OPTIONS=--experimental-vm-modules npx jest --runInBand test/nest/http.e2e.spec.ts test/nest/with-lock.spec.ts test/nest/lock-module.spec.ts \
+  test/nest/key-sources.e2e.spec.ts
