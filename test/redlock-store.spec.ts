@@ -9,6 +9,7 @@ import { LockManager } from '../lib/lock-manager.js';
 import { RedlockStore, type RedlockStoreOptions } from '../lib/stores/redlock.store.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { newToken } from '../lib/utils/token.js';
+import { blockEventLoop } from './support/faults.js';
 import type { RedisServerHandle } from './support/redis-server.js';
 import { RedisServerPool, uniquePrefix } from './support/stores.js';
 
@@ -440,6 +441,23 @@ describe('RedlockStore validity', () => {
     // the slow node gets the grant, then the release, in the order they were sent
     await clients[2].eval('return 1', 0);
     expect(await holders('fast')).toEqual([]);
+  });
+});
+
+describe('RedlockStore in a process whose event loop stalls', () => {
+  it('does not count nodes as silent that answered while its own event loop was blocked past their timeout', async () => {
+    const redlock = store();
+    // scripts cached: each node answers in one round trip
+    await redlock.verify();
+    const token = newToken();
+    await redlock.acquire({ key: 'k', token, ttl: 10_000, fencing: false });
+    // from a socket callback, as most requests start: the next turn of the loop runs due timers before it reads
+    await clients[0].ping();
+    const inspecting = redlock.inspect('k');
+    const renewing = redlock.extendMany([{ key: 'k', token, ttl: 10_000 }]);
+    blockEventLoop(3 * NODE_TIMEOUT);
+    expect(await inspecting).toMatchObject({ held: true });
+    expect(await renewing).toEqual([true]);
   });
 });
 

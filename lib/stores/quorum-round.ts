@@ -16,7 +16,8 @@ export class NodeTimeoutError extends Error {
  * Sends one request to each of `count` nodes at once and collects the replies. Resolves as soon as
  * `decided(replies)` says the outcome is known (nodes still pending then stay `pending`), when every node
  * has answered, or after `timeout` ms, when every node still silent counts as failed with a
- * {@link NodeTimeoutError}. Never rejects: each node's error is its reply.
+ * {@link NodeTimeoutError} (a reply that reached this process by then counts, even when its event loop was
+ * too busy to read it in time). Never rejects: each node's error is its reply.
  */
 export function sendToAll<T>(
   count: number,
@@ -40,13 +41,17 @@ export function sendToAll<T>(
       outstanding--;
       if (outstanding === 0 || decided(replies)) finish();
     };
-    const timer = setTimeout(() => {
+    const expire = (): void => {
       if (done) return;
       replies.forEach((reply, index) => {
         if (reply.state === 'pending') replies[index] = { state: 'failed', error: new NodeTimeoutError(timeout) };
       });
       finish();
-    }, timeout);
+    };
+    // after a blocked event loop, due timers run before the sockets are read: the replies that arrived
+    // meanwhile are read first (the poll phase comes before setImmediate), so a node that answered in time is
+    // not called silent because this process was not running
+    const timer = setTimeout(() => setImmediate(expire), timeout);
     for (let index = 0; index < count; index++) {
       let request: Promise<T>;
       try {
