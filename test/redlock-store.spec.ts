@@ -296,6 +296,23 @@ describe('RedlockStore when nodes fail', () => {
     await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
   });
 
+  it('does not call a lease free when the nodes that did not answer may complete its quorum', async () => {
+    const token = newToken();
+    await store().acquire({ key: 'k', token, ttl: 10_000, fencing: false });
+    // the lease is left on nodes 0 and 1 (node 2 lost its copy), and node 0 is frozen: the answers show one copy
+    await clients[2].del(resourceKeys(prefix, 'k').lock);
+    servers[0].pause();
+    const error = await store()
+      .inspect('k')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(
+      /^Lock store failed to inspect "k": cannot tell whether it is held: one lease is on 1 of the nodes that answered, and the 1 that did not may complete its quorum of 2 \(127\.0\.0\.1:\d+: no reply within 150 ms\)$/,
+    );
+    servers[0].resume();
+    expect(await store().inspect('k')).toMatchObject({ held: true });
+  });
+
   it('keeps leases mutually exclusive across a node restart, and grants on the restarted node afterwards', async () => {
     const [holder, other] = [store(), store()];
     const token = newToken();

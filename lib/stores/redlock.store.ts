@@ -240,6 +240,16 @@ export class RedlockStore implements LockStore {
       remaining = Math.max(remaining ?? 0, untilQuorumLost);
       holder = lease.record;
     }
+    // free only when no lease could have its quorum with the nodes that did not answer: saying "free" of a
+    // lease held on a silent node would tell a caller that nobody holds what somebody does
+    const silent = replies.length - countAnswers(replies);
+    const undecided = [...leases.values()].find((lease) => lease.ttls.length + silent >= this.quorum);
+    if (remaining === undefined && undecided) {
+      const detail =
+        `cannot tell whether it is held: one lease is on ${undecided.ttls.length} of the nodes that answered, and ` +
+        `the ${silent} that did not may complete its quorum of ${this.quorum} (${this.failures(replies)})`;
+      throw new LockStoreError('inspect', key, undefined, detail);
+    }
     return {
       held: remaining !== undefined,
       ...(remaining !== undefined && remaining !== Infinity ? { remainingTtl: remaining } : {}),
