@@ -12,6 +12,7 @@ export {
   type LockEventMap,
   type LockEventName,
   type LockExtendedEvent,
+  type LockLateGrantEvent,
   type LockLostEvent,
   type LockReleasedEvent,
   type LockRenewedEvent,

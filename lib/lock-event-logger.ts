@@ -1,4 +1,5 @@
 import type { LockLogger } from './interfaces/lock-options.interface.js';
+import { describeLateGrant } from './late-grant.js';
 import type { LockEventBase, LockEvents, LockStoreOperation } from './lock-events.js';
 import { DIRECT_KEY_TEMPLATE } from './lock-observer.js';
 
@@ -15,7 +16,7 @@ const AFTER_STORE_ERROR: Record<LockStoreOperation, string> = {
 
 /**
  * The manager's logging, as listeners of its own events: quiet by default; `debug` for contention and
- * skipped calls, `warn` for lost leases, `error` for store failures (at most one line per operation every
+ * skipped calls, `warn` for lost leases and late grants, `error` for store failures (at most one line per operation every
  * {@link STORE_ERROR_LOG_INTERVAL} ms, saying how many were left out, so an outage does not flood the log).
  * Messages name keys, templates and labels, never a token.
  */
@@ -29,6 +30,14 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
     });
     events.on('skipped', (event) => debug(`Skipped ${event.label}: ${event.error.message}`));
   }
+
+  events.on('late-grant', (event) => {
+    const next = event.retrying ? 'trying again within the wait' : 'no wait left to try again';
+    logger.warn(
+      `Lock "${event.key}": ${describeLateGrant(event)}, so it was released unused; ${next}${describe(event)}. ` +
+        "The store, or this process's event loop, is too slow for this ttl.",
+    );
+  });
 
   events.on('lost', (event) =>
     logger.warn(`${event.error.message} It had been held for ${Math.round(event.holdTime)} ms${describe(event)}.`),

@@ -47,6 +47,23 @@ export interface LockWaitedEvent extends LockEventBase {
   readonly attempts: number;
 }
 
+/**
+ * A grant reached this process only after the lease's validity had ended (the store answered too late, or
+ * the event loop was blocked while the answer waited): another owner may hold the key already, so the
+ * grant was released (token-checked) and never handed to the caller. No `acquired` follows for it; the
+ * acquisition tries again within its wait, or fails with a `LockStoreError`.
+ */
+export interface LockLateGrantEvent extends LockEventBase {
+  /** How many ms after the lease's validity ended the grant was read. */
+  readonly lateBy: number;
+  /** Time from sending the request to reading the grant, in ms. */
+  readonly elapsed: number;
+  /** The lease length asked for, in ms. */
+  readonly ttl: number;
+  /** Whether the acquisition tries again (its wait has time left); if not, it fails with a `LockStoreError`. */
+  readonly retrying: boolean;
+}
+
 /** The holder extended its lease with `lock.extend()`. */
 export interface LockExtendedEvent extends LockEventBase {
   readonly lock: Lock;
@@ -109,6 +126,7 @@ export interface LockEventMap {
   acquired: LockAcquiredEvent;
   contended: LockContendedEvent;
   waited: LockWaitedEvent;
+  'late-grant': LockLateGrantEvent;
   extended: LockExtendedEvent;
   renewed: LockRenewedEvent;
   lost: LockLostEvent;
@@ -126,6 +144,7 @@ export type LockEventListener<E extends LockEventName> = (event: LockEventMap[E]
 /** Every event name, in the order of a lease's life. */
 export const LOCK_EVENT_NAMES: readonly LockEventName[] = Object.freeze([
   'contended',
+  'late-grant',
   'waited',
   'acquired',
   'extended',

@@ -2,11 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { isLockError, type LockError } from './errors/lock.error.js';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockStoreError } from './errors/lock-store.error.js';
-import type { LockLostReason } from './errors/lock-lost.error.js';
+import type { LockLostError, LockLostReason } from './errors/lock-lost.error.js';
 import type { LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
 import type { LockInfo } from './interfaces/lock-info.interface.js';
 import type { AcquireRequest, LockStore } from './interfaces/lock-store.interface.js';
 import { HandOverOffer } from './hand-over-offer.js';
+import { lateGrantError, type LateGrant } from './late-grant.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { LocalQueue } from './local-queue.js';
 import { logLockEvents } from './lock-event-logger.js';
@@ -46,7 +47,13 @@ export interface LockedScopeOptions<C> {
   readonly keyTemplateOf?: (key: string) => string | undefined;
 }
 
-type Attempt = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
+/** How an acquisition ended: a grant, or a refusal with the holder's remaining lease. */
+type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
+/**
+ * One try at the store: an outcome, or a grant that came back after its validity and was given back
+ * (`retry`: the wait has time left to ask again).
+ */
+type Attempt = Outcome | { readonly late: LateGrant; readonly retry: boolean };
 
 /** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
 interface Refusal {
@@ -105,7 +112,8 @@ export class LockManager {
    * Subscribes to a lock event; returns a function that unsubscribes. Listeners run synchronously, in
    * the async context of the lock operation; what they throw (or reject with) is logged and never reaches
    * the operation. Each lease ends with exactly one `released` or `lost`; each `contended` is followed
-   * by one `waited` (unless the store fails: `store-error`).
+   * by one `waited` (unless the store fails: `store-error`). A grant that came back after its validity is
+   * a `late-grant`, released unused: it never becomes an `acquired` lease.
    * @example
    * ```ts
    * const off = locks.on('lost', ({ key, reason }) => metrics.alert(`lock ${key} lost: ${reason}`));
@@ -121,9 +129,10 @@ export class LockManager {
   }
 
   /**
-   * Acquires `key`, waiting up to `options.wait` ms while another owner holds it.
+   * Acquires `key`, waiting up to `options.wait` ms while another owner holds it. A grant that comes back
+   * after its validity (sent + ttl − drift) is released and asked for again within the wait.
    * @throws LockNotAcquiredError when it is still held after the wait
-   * @throws LockStoreError when the store fails; LockKeyError for a bad key
+   * @throws LockStoreError when the store fails, or its last grant came back too late; LockKeyError for a bad key
    */
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
     return this.acquireWith(key, this.settingsOf(options, false));
@@ -153,8 +162,10 @@ export class LockManager {
   /**
    * Runs `fn` while holding `key` (or every key of an array, taken in a stable order, all or none),
    * renewing the leases while it runs and releasing them after, whatever `fn` does. A key this async
-   * flow already holds (a nested call) is not taken again.
+   * flow already holds (a nested call) is not taken again, while its lease lasts. `fn` starts only while
+   * every lease is valid: a set whose first lease ended while the last was taken is taken again.
    * @throws LockNotAcquiredError when a key stays held past the wait; the error `fn` threw, untouched
+   * @throws LockStoreError when the store fails, or is too slow for the ttl to start `fn` on valid leases
    */
   async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
   async using<T>(keys: readonly string[], fn: (locks: Lock[]) => T | Promise<T>, options?: LockOptions): Promise<T>;
@@ -184,7 +195,7 @@ export class LockManager {
     const started = performance.now();
     let acquired;
     try {
-      acquired = await this.acquireAll([...new Set(keys)], settings, scope.keyTemplateOf);
+      acquired = await this.acquireInTime([...new Set(keys)], settings, scope.keyTemplateOf);
     } catch (error) {
       if (scope.onContention && error instanceof LockNotAcquiredError) return scope.onContention(error);
       throw error;
@@ -201,6 +212,28 @@ export class LockManager {
   /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */
   reportSkip(label: string, error: LockNotAcquiredError, keyTemplate?: string): void {
     this.observer.skipped(label, error, keyTemplate);
+  }
+
+  /**
+   * Takes every key, and makes sure each lease is still valid when the section is about to start: with
+   * several keys, the first lease can end while the last is taken (a stall, a store too slow to renew it).
+   * Then every lease taken is released and the set is taken again while the wait lasts; after that, the
+   * scope fails with a `LockStoreError`, never runs on a lease that ended.
+   */
+  private async acquireInTime(
+    keys: readonly string[],
+    settings: LockSettings,
+    keyTemplateOf?: (key: string) => string | undefined,
+  ): Promise<{ locks: Lock[]; taken: Lock[] }> {
+    const deadline = performance.now() + settings.wait;
+    for (let wait = settings.wait; ;) {
+      const acquired = await this.acquireAll(keys, { ...settings, wait }, keyTemplateOf);
+      const ended = acquired.locks.find((lock) => !lock.isHeld);
+      if (!ended) return acquired;
+      await this.releaseAll(acquired.taken);
+      wait = Math.floor(deadline - performance.now());
+      if (wait <= 0) throw withKeyTemplate(endedBeforeStart(ended), keyTemplateOf?.(ended.key) ?? settings.metricKey);
+    }
   }
 
   /**
@@ -304,31 +337,39 @@ export class LockManager {
   }
 
   /** Acquires with the wait policy and reports the acquisition as events. */
-  private async acquireObserved(key: string, settings: LockSettings): Promise<Attempt> {
+  private async acquireObserved(key: string, settings: LockSettings): Promise<Outcome> {
     // a store failure in the eyes of a caller (HTTP 503): retrying against another instance is the remedy
     if (this.closing) throw new LockStoreError('acquire', key, undefined, 'the lock service is shutting down');
     const trace = this.observer.start(key, settings);
-    let attempt: Attempt;
+    let outcome: Outcome;
     try {
-      attempt = await this.acquireWithPolicy(key, settings, trace);
+      const attempt = await this.acquireWithPolicy(key, settings, trace);
+      // the last grant came back late and the wait has no time left for another: nobody else need hold the key
+      if ('late' in attempt) throw lateGrantError(attempt.late);
+      outcome = attempt;
     } catch (error) {
       this.observer.failed(trace, error);
       throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
     }
-    this.observer.finished(trace, 'lock' in attempt ? attempt.lock : undefined);
-    return attempt;
+    this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
+    return outcome;
   }
 
   private async acquireWithPolicy(key: string, settings: LockSettings, trace: AcquireTrace): Promise<Attempt> {
     const token = newToken();
-    const deadline = performance.now() + settings.wait;
+    const deadline = trace.started + settings.wait;
     let queue = this.queues.get(key);
     let refused: Refusal | undefined;
     if (!queue) {
       const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
-      const sentAt = performance.now();
-      const first = await this.attempt(key, token, settings, trace, waiting);
-      if ('lock' in first) return first;
+      let sentAt: number;
+      let first: Attempt;
+      do {
+        sentAt = performance.now();
+        first = await this.attempt(key, token, settings, trace, waiting);
+        // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
+      } while ('late' in first && first.retry);
+      if (!('remainingTtl' in first)) return first;
       this.observer.contended(trace, first.remainingTtl);
       if (settings.wait === 0) return first;
       refused = { sentAt, remainingTtl: first.remainingTtl };
@@ -366,6 +407,12 @@ export class LockManager {
         if (!local && !(round === 0 && covered)) {
           last = await this.attempt(key, token, settings, trace, { again: true, ttl: deadline - performance.now() });
           if ('lock' in last) return (acquired = last);
+          // a late grant was given back: ask again at once, it says nothing about another holder
+          if ('late' in last) {
+            if (last.retry) continue;
+            return last;
+          }
+          this.observer.contended(trace, last.remainingTtl);
         }
         const remaining = deadline - performance.now();
         if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
@@ -379,7 +426,14 @@ export class LockManager {
         if (offer) {
           queue.withdraw(offer);
           const handed = await offer.outcome;
-          if (handed) return (acquired = { lock: handed });
+          if (handed) {
+            // the lease was handed over with the releaser's request; our turn to use it may come after its end
+            const late = this.lateness(handed.key, handed.ttl, handed.validUntil);
+            if (!late) return (acquired = { lock: handed });
+            this.forget(handed);
+            last = await this.giveBack(late, token, trace);
+            if (!last.retry) return last;
+          }
         }
       }
     } finally {
@@ -414,7 +468,44 @@ export class LockManager {
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
     }
     if (!result.acquired) return { remainingTtl: result.remainingTtl };
+    const late = this.lateness(key, settings.ttl, sentAt + settings.ttl - this.controller.drift(settings.ttl));
+    if (late) return this.giveBack(late, token, trace);
     return { lock: this.granted(key, token, settings, result.fence, sentAt) };
+  }
+
+  /** How late a grant of a `ttl` ms lease valid until `validUntil` is now; `undefined` while it is valid. */
+  private lateness(key: string, ttl: number, validUntil: number): LateGrant | undefined {
+    const lateBy = performance.now() - validUntil;
+    if (lateBy < 0) return undefined;
+    return { key, ttl, lateBy, elapsed: lateBy + ttl - this.controller.drift(ttl) };
+  }
+
+  /**
+   * Gives back a grant that came back after its validity ended: releases it, token-checked, so a lease
+   * someone took since stays theirs, and waits for that before the acquisition asks again with the same
+   * token (a retry that overtook the release would find its own token and be granted what is then deleted).
+   * Reported as a `late-grant`, never as an acquired lease.
+   */
+  private async giveBack(
+    late: LateGrant,
+    token: string,
+    trace: AcquireTrace,
+  ): Promise<{ late: LateGrant; retry: boolean }> {
+    try {
+      await this.store.release(late.key, token);
+    } catch (error) {
+      // the grant ends by its TTL, which its validity says is close
+      this.observer.storeError('release', late.key, error, trace);
+    }
+    const retry = performance.now() < trace.started + trace.wait;
+    this.observer.lateGrant(trace, late, retry);
+    return { late, retry };
+  }
+
+  /** Stops holding a lease that was never handed to a caller, without reporting it as released or lost. */
+  private forget(lock: Lock): void {
+    this.renewer.remove(lock);
+    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
   }
 
   /** Starts holding a lease the store granted to `token` from a request sent at `sentAt`. */
@@ -513,6 +604,22 @@ function acquireRequest(
 function withKeyTemplate<E extends LockError>(error: E, template: string | undefined): E {
   error.keyTemplate ??= template;
   return error;
+}
+
+/**
+ * The error of a locked scope whose lease on one key ended before the section could start (while its other
+ * keys were taken) and whose wait left no time to take the set again.
+ */
+function endedBeforeStart(lock: Lock): LockStoreError {
+  const lost = lock.signal.aborted ? (lock.signal.reason as LockLostError) : undefined;
+  return new LockStoreError(
+    'acquire',
+    lock.key,
+    lost,
+    `its lease ended before the section could start (${lost ? `lost: ${lost.reason}` : 'its validity ran out'}), ` +
+      "so the section was not run and the scope's leases were released. Each lease of a scope must outlast the " +
+      "taking of its other keys: the store, or this process's event loop, is too slow for this ttl",
+  );
 }
 
 /** Resolves `true` when `promise` settles before the deadline, `false` after it. */

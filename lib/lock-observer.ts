@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { LockLostError, type LockLostReason } from './errors/lock-lost.error.js';
 import type { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockStoreError } from './errors/lock-store.error.js';
+import type { LateGrant } from './late-grant.js';
 import type { LockEventBase, LockEvents, LockStoreOperation } from './lock-events.js';
 import type { Lock } from './lock.js';
 import type { LockSettings } from './utils/lock-settings.js';
@@ -50,6 +51,18 @@ export class LockObserver {
       ...eventBase(trace),
       ...(remainingTtl === undefined ? {} : { remainingTtl }),
       wait: trace.wait,
+    });
+  }
+
+  /** A grant came back after its validity and was given back unused; the acquisition goes on if `retrying`. */
+  lateGrant(trace: AcquireTrace, grant: LateGrant, retrying: boolean): void {
+    if (!this.events.has('late-grant')) return;
+    this.events.emit('late-grant', {
+      ...eventBase(trace),
+      lateBy: grant.lateBy,
+      elapsed: grant.elapsed,
+      ttl: grant.ttl,
+      retrying,
     });
   }
 
@@ -129,14 +142,22 @@ export class LockObserver {
     });
   }
 
-  /** A store operation other than an acquisition failed. */
-  storeError(operation: Exclude<LockStoreOperation, 'acquire'>, key: string, error: unknown, lock?: Lock): void {
+  /**
+   * A store operation other than an acquisition failed, for the lease `of` (or the acquisition, when it is
+   * the release of a late grant).
+   */
+  storeError(
+    operation: Exclude<LockStoreOperation, 'acquire'>,
+    key: string,
+    error: unknown,
+    of?: Lock | AcquireTrace,
+  ): void {
     if (!this.events.has('store-error')) return;
-    const lease = lock?.observed as Lease | undefined;
+    const source = of instanceof AcquireTrace ? of : (of?.observed as Lease | undefined);
     this.events.emit('store-error', {
       operation,
       error: asStoreError(operation, key, error),
-      ...(lease ? eventBase(lease) : { key }),
+      ...(source ? eventBase(source) : { key }),
     });
   }
 

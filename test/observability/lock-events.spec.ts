@@ -357,6 +357,43 @@ describe('store-error events and logging', () => {
     expect([...lines.error, ...lines.warn].join('\n')).not.toContain(lock.token);
   });
 
+  it('fires late-grant (never acquired, lost or stalled) for a grant that came back after its validity, and logs it at warn', async () => {
+    const inner = new MemoryLockStore();
+    const slow: LockStore = {
+      ...failingStore({}).store,
+      acquire: async (request) => {
+        const result = await inner.acquire(request);
+        await sleep(request.ttl);
+        return result;
+      },
+      release: (key, token) => inner.release(key, token),
+      inspect: (key) => inner.inspect(key),
+    };
+    const { lines, logger } = memoryLogger();
+    const locks = manager(slow, logger);
+    const seen = record(locks);
+    await expect(locks.acquire('k', { ttl: 50, label: 'Job.run' })).rejects.toBeInstanceOf(LockStoreError);
+
+    expect(names(seen)).toEqual(['late-grant', 'store-error']);
+    expect(seen[0].event).toEqual({
+      key: 'k',
+      keyTemplate: 'direct',
+      label: 'Job.run',
+      lateBy: expect.any(Number),
+      elapsed: expect.any(Number),
+      ttl: 50,
+      retrying: false,
+    });
+    // given back: the store no longer holds it
+    expect((await inner.inspect('k')).held).toBe(false);
+    expect(lines.warn).toEqual([
+      expect.stringMatching(
+        /^Lock "k": the grant came back \d+ ms after its validity ended \(\d+ ms after the request was sent, for a 50 ms lease\), so it was released unused; no wait left to try again \[by Job\.run\]\. The store, or this process's event loop, is too slow for this ttl\.$/,
+      ),
+    ]);
+    expect(lines.error).toEqual([expect.stringMatching(/^Lock store failed to acquire "k": the grant came back/)]);
+  });
+
   it('fires store-error for a failed inspect', async () => {
     const locks = manager(failingStore({ inspect: true }).store);
     const seen = record(locks);
