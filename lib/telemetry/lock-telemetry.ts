@@ -24,6 +24,8 @@ export const LOCK_METRICS = Object.freeze({
   holdDuration: 'lock.hold.duration',
   /** Counter of leases lost before their holder released them, by `lock.lost.reason`. */
   lost: 'lock.lost',
+  /** Counter of grants that came back after their validity ended and were released unused. */
+  lateGrants: 'lock.late_grants',
   /** Counter of lease extensions: `lock.renewal` is `auto` (the scheduler) or `manual` (`lock.extend()`). */
   renewals: 'lock.renewals',
   /** Counter of store failures, by `lock.operation`. */
@@ -56,6 +58,7 @@ interface Instruments {
   readonly waitDuration: Histogram;
   readonly holdDuration: Histogram;
   readonly lost: Counter;
+  readonly lateGrants: Counter;
   readonly renewals: Counter;
   readonly storeErrors: Counter;
   readonly skipped: Counter;
@@ -174,6 +177,7 @@ export class LockTelemetry {
         .setStatus({ code: api.SpanStatusCode.ERROR, message: this.bounded(event.error.message, event) })
         .end();
     });
+    on('late-grant', (event) => m?.lateGrants.add(1, this.attributes(event)));
     on('skipped', (event) => m?.skipped.add(1, this.attributes(event)));
     on('store-error', (event) => {
       m?.storeErrors.add(1, this.storeErrorAttributes(event));
@@ -276,6 +280,11 @@ function createInstruments(api: OpenTelemetryApi): Instruments {
       advice: { explicitBucketBoundaries: HOLD_BUCKETS },
     }),
     lost: counter(LOCK_METRICS.lost, '{lease}', 'Leases lost before their holder released them.'),
+    lateGrants: counter(
+      LOCK_METRICS.lateGrants,
+      '{grant}',
+      'Grants that came back after their validity ended (a slow store or a blocked event loop), released unused.',
+    ),
     renewals: counter(LOCK_METRICS.renewals, '{renewal}', 'Lease extensions, automatic or by lock.extend().'),
     storeErrors: counter(LOCK_METRICS.storeErrors, '{error}', 'Failures of the lock store, by operation.'),
     skipped: counter(LOCK_METRICS.skipped, '{call}', 'Calls skipped because their lock was busy.'),

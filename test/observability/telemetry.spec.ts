@@ -19,16 +19,25 @@ import {
 } from '../../lib/index.js';
 import { epochMs, installOpenTelemetrySdk } from '../support/opentelemetry-sdk.js';
 
-/** A memory store that fails the next `failAcquires` acquires as a dropped connection would. */
+/**
+ * A memory store that fails the next `failAcquires` acquires as a dropped connection would, and answers the
+ * next `lateAcquires` only once their lease is over, as a store too slow for the TTL would.
+ */
 class FlakyStore extends MemoryLockStore {
   failAcquires = 0;
+  lateAcquires = 0;
 
   override async acquire(request: AcquireRequest): Promise<AcquireResult> {
     if (this.failAcquires > 0) {
       this.failAcquires--;
       throw new LockStoreError('acquire', request.key, new Error('ECONNRESET'));
     }
-    return super.acquire(request);
+    const result = await super.acquire(request);
+    if (this.lateAcquires > 0) {
+      this.lateAcquires--;
+      await sleep(request.ttl);
+    }
+    return result;
   }
 }
 
@@ -160,6 +169,22 @@ describe('OpenTelemetry metrics and spans', () => {
     expect(everything).not.toContain('lock.key"');
     expect(everything).not.toMatch(/inventory:9|busy:1|report:mon|doomed|unlucky/);
     expect(everything).not.toContain(busy.token);
+  });
+
+  it('counts a grant that came back after its validity in lock.late_grants, and the call it failed as a store error', async () => {
+    const { locks } = await start();
+    store.lateAcquires = 2;
+    await expect(locks.acquire('late', { ttl: 50, metricKey: 'late:<id>' })).rejects.toBeInstanceOf(LockStoreError);
+    // the next try within the wait is on time
+    await (await locks.acquire('late', { ttl: 50, wait: 5000, metricKey: 'late:<id>' })).release();
+
+    const meters = await otel.collectMetrics();
+    const attributes = { 'lock.key_template': 'late:<id>', 'lock.store': 'FlakyStore' };
+    expect(meters.sum(LOCK_METRICS.lateGrants, attributes)).toBe(2);
+    expect(meters.sum(LOCK_METRICS.storeErrors, { 'lock.operation': 'acquire' })).toBe(1);
+    // a late grant is never a lease: one hold, released
+    expect(meters.sum(LOCK_METRICS.acquisitions, attributes)).toBe(1);
+    expect(meters.histogram(LOCK_METRICS.holdDuration, { 'lock.outcome': 'released' }).count).toBe(1);
   });
 
   it('measures the wait of a waiter in its acquire span and histogram, and nests both spans under the caller span', async () => {
