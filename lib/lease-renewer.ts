@@ -22,6 +22,8 @@ function nextTime(entry: Tracked): number {
 const BATCH_SIZE = 500;
 /** Pause before retrying a renewal that met a store error. */
 const RETRY_DELAY = 100;
+/** Timers fire a few ms late on a busy event loop; a check that runs later than this was held up by a stall. */
+const TIMER_SLACK = 10;
 
 /** What the scheduler tells about renewals besides losses (for events and metrics). */
 export interface RenewalHooks {
@@ -41,6 +43,8 @@ export class LeaseRenewer {
   private readonly tracked = new Map<Lock, Tracked>();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
+  /** When the armed timer should fire: its time, or the moment it was armed if that time had passed. */
+  private timerDue = 0;
   private stopped = false;
 
   constructor(
@@ -87,19 +91,22 @@ export class LeaseRenewer {
   private arm(at: number): void {
     if (this.stopped || at === Infinity || at >= this.timerAt) return;
     clearTimeout(this.timer);
+    const now = performance.now();
     this.timerAt = at;
-    this.timer = setTimeout(() => this.tick(), Math.max(0, at - performance.now()));
+    this.timerDue = Math.max(at, now);
+    this.timer = setTimeout(() => this.tick(), Math.max(0, at - now));
     this.timer.unref();
   }
 
   private tick(): void {
+    const dueAt = this.timerDue;
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = performance.now();
     const due: Tracked[] = [];
     let next = Infinity;
     for (const entry of this.tracked.values()) {
-      if (now >= entry.lock.validUntil) this.lose(entry, this.reasonForExpiry(entry));
+      if (now >= entry.lock.validUntil) this.lose(entry, this.reasonForExpiry(entry, dueAt));
       else if (entry.renew && !entry.inFlight && now + entry.lock.ttl / 6 >= entry.dueAt) {
         // renewing a little early lets leases taken at nearby times share one batch
         entry.inFlight = true;
@@ -156,12 +163,15 @@ export class LeaseRenewer {
     this.arm(next);
   }
 
-  /** Why a lease reached the end of its validity while we watched it. */
-  private reasonForExpiry(entry: Tracked): LockLostReason {
+  /** Why a lease reached the end of its validity while we watched it, in a check that was due at `dueAt`. */
+  private reasonForExpiry(entry: Tracked, dueAt: number): LockLostReason {
     if (!entry.renew) return 'expired';
     // a renewal that is still unanswered or kept failing: the store is the problem, not this process
     if (entry.inFlight || entry.failingSince !== undefined) return 'store-unreachable';
-    return 'stalled';
+    // the check was due in time to renew, and ran only after the validity: the event loop was held up
+    if (entry.lock.validUntil - dueAt > TIMER_SLACK) return 'stalled';
+    // the lease came with too little validity left for the check to run in time: no stall happened
+    return 'expired';
   }
 
   /** Runs a hook; a failing one must not stop the scheduler of every other lease. */
