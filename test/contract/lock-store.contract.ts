@@ -301,16 +301,23 @@ export function describeStoreContract(kind: StoreKind): void {
       expect(await lock.release()).toBe(false);
     });
 
-    it('keeps 200 auto-renewed leases alive across ten times their TTL', async () => {
+    it('keeps 200 auto-renewed leases alive through ten renewal rounds, and the store agrees with every holder', async () => {
       const holder = manager(pair.store);
-      // 1 s leases: a burst of 200 grants on a quorum of five cold servers can take longer than 300 ms
+      // a lease outlives a stall of this process only while the stall is shorter than about two thirds of its
+      // TTL (renewals come at a third): 3 s leases, as a busy CI machine stalls this process for over a second
+      const ttl = 3000;
       const locks = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => holder.acquire(`renewed:${i}`, { ttl: 1000, autoRenew: true })),
+        Array.from({ length: 200 }, (_, i) => holder.acquire(`renewed:${i}`, { ttl, autoRenew: true })),
       );
-      await sleep(10_000);
-      expect(locks.every((lock) => lock.isHeld && !lock.signal.aborted)).toBe(true);
+      await sleep((10 * ttl) / 3);
       const states = await Promise.all(locks.map((lock) => pair.other.inspect(lock.key)));
-      expect(states.every((state) => state.held)).toBe(true);
+      // judged once the store has answered: a holder that believes it holds now also did when the store was
+      // asked (a renewal never brings back a lease the store had lost), so any lease shown free is a real split
+      const believed = locks.map((lock) => lock.isHeld && !lock.signal.aborted);
+      expect(locks.filter((_, i) => believed[i] && !states[i].held).map((lock) => lock.key)).toEqual([]);
+      expect(locks.filter((_, i) => !believed[i]).map((lock) => `${lock.key}: ${String(lock.signal.reason)}`)).toEqual(
+        [],
+      );
       await holder.releaseAll(locks);
     });
   });
