@@ -448,12 +448,14 @@ describe('RedlockStore validity', () => {
   });
 
   it('grants as soon as a quorum has, without waiting for a slow node', async () => {
-    clients = [clients[0], clients[1], delayed(clients[2], 250)];
+    let slowAnswered = false;
+    const slow = aroundScripts(delayed(clients[2], 250), (send) => send().finally(() => (slowAnswered = true)));
+    clients = [clients[0], clients[1], slow];
     const redlock = store({ timeout: 1000 });
     const token = newToken();
-    const started = performance.now();
     expect(await redlock.acquire({ key: 'fast', token, ttl: 200, fencing: false })).toEqual({ acquired: true });
-    expect(performance.now() - started).toBeLessThan(150);
+    // decided by the quorum before the slow node answered (an order, not a time: it holds on a busy machine)
+    expect(slowAnswered).toBe(false);
     expect(await redlock.release('fast', token)).toBe(true);
     // the slow node gets the grant, then the release, in the order they were sent
     await clients[2].eval('return 1', 0);
