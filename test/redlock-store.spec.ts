@@ -7,6 +7,8 @@ import { LockNotAcquiredError } from '../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../lib/errors/lock-store.error.js';
 import { LockManager } from '../lib/lock-manager.js';
 import { RedlockStore, type RedlockStoreOptions } from '../lib/stores/redlock.store.js';
+import { runScript } from '../lib/stores/script-runner.js';
+import { EXTEND, EXTEND_MANY } from '../lib/stores/scripts.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { newToken } from '../lib/utils/token.js';
 import { blockEventLoop } from './support/faults.js';
@@ -411,6 +413,129 @@ describe('RedlockStore when nodes fail', () => {
         expect(await holders('k')).toEqual([]);
       },
     );
+  });
+});
+
+describe('RedlockStore renewals after a node lost its data', () => {
+  const names = (key: string) => resourceKeys(prefix, key);
+
+  async function replace(node: number): Promise<void> {
+    await servers[node].kill();
+    await restart(node);
+  }
+
+  /** Resolves once `locks` has renewed leases `count` times from now. */
+  function renewals(locks: LockManager, count: number): Promise<void> {
+    return new Promise((resolve) => {
+      let seen = 0;
+      const off = locks.on('renewed', () => {
+        if (++seen < count) return;
+        off();
+        resolve();
+      });
+    });
+  }
+
+  it('tells a missing lease (-2) from one another token holds (0) in EXTEND and EXTEND_MANY', async () => {
+    const [lock, holder] = [names('k').lock, names('k').holder];
+    const extend = () => runScript(clients[0], EXTEND, [lock, holder], ['mine', 5000]);
+    const extendMany = () => runScript(clients[0], EXTEND_MANY, [lock, holder], ['mine', 5000]);
+    expect([await extend(), await extendMany()]).toEqual([-2, [-2]]);
+    await clients[0].set(lock, 'theirs', 'PX', 5000);
+    expect([await extend(), await extendMany()]).toEqual([0, [0]]);
+    await clients[0].set(lock, 'mine', 'PX', 5000);
+    expect([await extend(), await extendMany()]).toEqual([1, [1]]);
+  });
+
+  it('gives a renewed lease back to a node that restarted empty: same token, holder record, no fence counter', async () => {
+    const holder = store();
+    const token = newToken();
+    const record = '{"label":"Billing.run"}';
+    await holder.acquire({ key: 'k', token, ttl: 10_000, fencing: true, holder: record });
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    await replace(0);
+    expect(await holders('k')).toEqual([1, 2]);
+    expect(await holder.extend('k', token, 10_000)).toBe(true);
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    expect(await clients[0].get(names('k').lock)).toBe(token);
+    expect(await clients[0].get(names('k').holder)).toBe(record);
+    // what was left of the renewal's ttl when it was sent, not a fresh one: it ends with the extended copies
+    const pttl = await clients[0].pttl(names('k').lock);
+    expect(pttl).toBeLessThan(10_000);
+    expect(pttl).toBeGreaterThan(9000);
+    // the fence stays the grant's: the empty counter is left for the next grant to seed from the clock
+    expect(await clients[0].exists(names('k').fence)).toBe(0);
+    expect(await store().inspect('k')).toMatchObject({ held: true, holder: record });
+  });
+
+  it('leaves a node where another token holds the key untouched', async () => {
+    const holder = store();
+    const token = newToken();
+    await holder.acquire({ key: 'k', token, ttl: 10_000, fencing: false });
+    // every node answered before the crash (else the client would replay the grant to the restarted node)
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    await replace(0);
+    await holdOn([0], 'k', 10_000);
+    expect(await holder.extend('k', token, 10_000)).toBe(true);
+    await settled();
+    expect(await clients[0].get(names('k').lock)).toBe('someone-else');
+  });
+
+  it('gives nothing back when the extensions alone reach no quorum: the lease is lost, not rebuilt', async () => {
+    const holder = store();
+    const token = newToken();
+    await holder.acquire({ key: 'k', token, ttl: 10_000, fencing: false });
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    await Promise.all([replace(1), replace(2)]);
+    expect(await holder.extend('k', token, 10_000)).toBe(false);
+    expect(await holders('k')).toEqual([0]);
+  });
+
+  it('gives each lease of a batch back where it is missing, and none of a lease the batch lost', async () => {
+    const holder = store();
+    const leases = ['a', 'b', 'c'].map((key) => ({ key, token: newToken(), ttl: 10_000 }));
+    for (const lease of leases) await holder.acquire({ ...lease, fencing: false });
+    await settled();
+    await Promise.all([
+      clients[0].del(names('a').lock),
+      clients[1].del(names('b').lock),
+      clients[0].del(names('c').lock),
+      clients[1].del(names('c').lock),
+    ]);
+    expect(await holder.extendMany(leases)).toEqual([true, true, false]);
+    expect(await holders('a')).toEqual([0, 1, 2]);
+    expect(await holders('b')).toEqual([0, 1, 2]);
+    expect(await holders('c')).toEqual([2]);
+  });
+
+  it('gives the lease back to a restarted node that answers after the quorum, and counts validity from the quorum', async () => {
+    const token = newToken();
+    await store().acquire({ key: 'k', token, ttl: 10_000, fencing: false });
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    await replace(0);
+    // the holder's view of the nodes: node A answers 100 ms after the other two
+    const holder = store({ nodes: [delayed(clients[0], 100), clients[1], clients[2]] });
+    // scripts cached on the restarted node, so it is slow once per call, not twice (NOSCRIPT, EVAL)
+    await holder.verify();
+    expect(await holder.extend('k', token, 10_000)).toBe(true);
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    // a 60 ms lease would have no validity left if counted from the slow node's answer
+    expect(await holder.extend('k', token, 60)).toBe(true);
+  });
+
+  it('keeps the lease through node A restarting empty, one renewal, then node B restarting empty: a rival is refused', async () => {
+    const holderLocks = manager(store());
+    const lock = await holderLocks.acquire('job', { ttl: 1500, autoRenew: true });
+    expect(await holders('job')).toEqual([0, 1, 2]);
+    await replace(0);
+    // the first renewal heard may have been sent while node A was down; the second was sent after it
+    await renewals(holderLocks, 2);
+    await replace(1);
+    expect(await manager(store()).tryAcquire('job')).toBeNull();
+    expect(lock.isHeld).toBe(true);
+    expect(lock.signal.aborted).toBe(false);
+    // a second store, as another process would see it: held by a quorum
+    expect(await store().inspect('job')).toMatchObject({ held: true });
   });
 });
 

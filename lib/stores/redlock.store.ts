@@ -18,10 +18,11 @@ import { FanInWatch } from './fan-in-watch.js';
 import { NotifiableWatch } from './notifiable-watch.js';
 import { countAnswers, NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';
 import { checkNodes, connectNodes, type ConnectedNode, type RedlockNode } from './redlock-nodes.js';
+import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { runScript } from './script-runner.js';
-import { ACQUIRE, ALL_SCRIPTS, EXTEND, RAISE_FENCE, RELEASE } from './scripts.js';
+import { ACQUIRE, ALL_SCRIPTS, RAISE_FENCE, RELEASE } from './scripts.js';
 
 export type { RedlockNode } from './redlock-nodes.js';
 
@@ -66,9 +67,13 @@ type InspectReply = readonly [token: string | null, pttl: number, fence: string 
  * Contention and outage stay apart: a lock that others hold is an answer (`acquired: false`); fewer
  * answering nodes than a quorum is a {@link LockStoreError} that says no quorum was reachable.
  *
+ * A renewal that still reaches a quorum gives the lease back to the nodes that answered it was missing (a
+ * restart lost it), so the holder keeps its margin: one restart at a time, each followed by a renewal,
+ * never lets a rival in (see {@link regrantLostCopies}).
+ *
  * What it cannot promise: a node that restarts without its data (no AOF with fsync) forgets the leases it
- * held; if it is back before their TTL runs out, a second holder may reach a quorum with it. Keep a
- * restarted node out for the longest TTL, or persist with `appendfsync always`. Fences share this limit.
+ * held; if a second node does the same before the next renewal, a rival may reach a quorum with the two.
+ * Keep a restarted node out for the longest TTL, or persist with `appendfsync always`. Fences share this limit.
  *
  * Clients passed in keep their own settings: a low `maxRetriesPerRequest` (1 is what the store uses for
  * connections it opens) keeps commands for a dead node from queueing for minutes; the store stops waiting
@@ -170,42 +175,64 @@ export class RedlockStore implements LockStore {
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
-    const { lock, holder } = this.keysOf(key);
-    const started = performance.now();
-    const replies = await this.round(
-      (client) => runScript(client, EXTEND, [lock, holder], [token, ttl]),
-      (sofar) => countAnswers(sofar, isOne) >= this.quorum,
-    );
-    if (countAnswers(replies, isOne) >= this.quorum) {
-      const failure = this.tooSlow('extend', ttl, started);
-      if (failure !== undefined) throw new LockStoreError('extend', key, undefined, failure);
-      return true;
-    }
-    if (countAnswers(replies) < this.quorum) throw this.noQuorum('extend', key, replies);
-    return false;
+    const [outcome] = await this.renew([{ key, token, ttl }], 'extend');
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     if (renewals.length === 0) return [];
-    const calls = renewals.map((renewal) => {
-      const { lock, holder } = this.keysOf(renewal.key);
-      return { keys: [lock, holder], args: [renewal.token, renewal.ttl] };
-    });
+    return this.renew(renewals, 'renew');
+  }
+
+  /**
+   * One renewal round: EXTEND_MANY on every node (one script run per node). A lease is renewed when a quorum
+   * extended it while validity was left, counted from the moment that quorum had answered. Unlike the other
+   * rounds it waits for every node (up to the timeout), not just for the quorum: the nodes that answered
+   * "missing" then get the lease back in the same round ({@link regrantLostCopies}, which says why that is safe).
+   */
+  private async renew(renewals: readonly LeaseRenewal[], operation: string): Promise<Array<boolean | Error>> {
+    const keys = renewals.map((renewal) => this.keysOf(renewal.key));
+    const calls = renewals.map((renewal, index) => ({
+      keys: [keys[index].lock, keys[index].holder],
+      args: [renewal.token, renewal.ttl],
+    }));
+    const extendedOn = renewals.map(() => 0);
+    const quorumAt: Array<number | undefined> = renewals.map(() => undefined);
     const started = performance.now();
-    // one pipeline per node; the round is decided once every lease is extended on a quorum
-    const perNode = await this.round(
-      (client) => extendOnOneServer(client, calls),
-      (sofar) => renewals.every((_, index) => countAnswers(entryReplies(sofar, index), isOne) >= this.quorum),
-    );
-    return renewals.map((renewal, index) => {
+    const perNode = await this.round(async (client) => {
+      const replies = await extendOnOneServer(client, calls);
+      const now = performance.now();
+      replies.forEach((reply, index) => {
+        if (isExtended(reply) && ++extendedOn[index] === this.quorum) quorumAt[index] = now;
+      });
+      return replies;
+    });
+    const lost: LostCopies[] = [];
+    const outcomes = renewals.map((renewal, index) => {
       const replies = entryReplies(perNode, index);
-      if (countAnswers(replies, isOne) >= this.quorum) {
-        const failure = this.tooSlow('extend', renewal.ttl, started);
-        return failure === undefined ? true : new LockStoreError('renew', renewal.key, undefined, failure);
+      if (countAnswers(replies, isExtended) >= this.quorum) {
+        const failure = this.tooSlow('extend', renewal.ttl, started, quorumAt[index]);
+        if (failure !== undefined) return new LockStoreError(operation, renewal.key, undefined, failure);
+        const missing = replies.flatMap((reply, node) =>
+          reply.state === 'ok' && isMissing(reply.value) ? [node] : [],
+        );
+        const source = replies.findIndex((reply) => reply.state === 'ok' && isExtended(reply.value));
+        if (missing.length > 0) {
+          lost.push({ keys: keys[index], token: renewal.token, endsAt: started + renewal.ttl, source, missing });
+        }
+        return true;
       }
-      if (countAnswers(replies) < this.quorum) return this.noQuorum('renew', renewal.key, replies);
+      if (countAnswers(replies) < this.quorum) return this.noQuorum(operation, renewal.key, replies);
       return false;
     });
+    const nodes = this.nodes ?? (await this.connected);
+    await regrantLostCopies(
+      nodes.map((node) => node.client),
+      this.timeout,
+      lost,
+    );
+    return outcomes;
   }
 
   async inspect(key: string): Promise<LockState> {
@@ -370,12 +397,12 @@ export class RedlockStore implements LockStore {
   }
 
   /**
-   * Why a lease of `ttl` ms set by a request sent at `started` is no use: the quorum answered so late that
-   * `ttl - elapsed - drift` is not positive (drift: `ttl * driftFactor + 2 ms`). `undefined` while valid.
+   * Why a lease of `ttl` ms set by a request sent at `started` is no use: the quorum answered (at `answered`)
+   * so late that `ttl - elapsed - drift` is not positive (drift: `ttl * driftFactor + 2 ms`). `undefined` while valid.
    */
-  private tooSlow(action: string, ttl: number, started: number): string | undefined {
+  private tooSlow(action: string, ttl: number, started: number, answered = performance.now()): string | undefined {
     const drift = this.clockDrift(ttl);
-    const elapsed = performance.now() - started;
+    const elapsed = answered - started;
     if (ttl - elapsed - drift > 0) return undefined;
     return (
       `the nodes took ${Math.round(elapsed)} ms to ${action} a ${ttl} ms lease (with ${drift} ms allowed for clock ` +
@@ -419,6 +446,16 @@ function isGrant(reply: AcquireReply): boolean {
 
 function isOne(reply: unknown): boolean {
   return reply === 1;
+}
+
+/** EXTEND's answer for a lease it extended. */
+function isExtended(reply: unknown): boolean {
+  return reply === 1;
+}
+
+/** EXTEND's answer for a key that holds nothing (where another token holds it, it answers 0). */
+function isMissing(reply: unknown): boolean {
+  return reply === -2;
 }
 
 function isRaised(reply: number): boolean {

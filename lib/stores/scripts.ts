@@ -155,12 +155,17 @@ return {2, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[9])}
 
 /**
  * Sets the lease to a new length only while the token holds it; a missing key stays missing.
- * KEYS: lock, holder. ARGV: token, ttl ms. Returns 1 when extended, 0 otherwise.
+ * KEYS: lock, holder. ARGV: token, ttl ms.
+ * Returns 1 when extended, 0 when another token (or a hand-off reservation) holds the key, -2 when nothing
+ * does (expired, evicted, or lost in a restart; -2 as PTTL says of a missing key). A store on one server
+ * treats 0 and -2 alike; a store over several nodes gives a lease back where it is missing (RedlockStore).
  */
 export const EXTEND = script(
   'extend',
   `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local current = redis.call('GET', KEYS[1])
+if not current then return -2 end
+if current ~= ARGV[1] then return 0 end
 -- the holder record lives exactly as long as the lease (a no-op when the grant had none)
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -171,7 +176,8 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
  * {@link EXTEND} for many leases in one call: how the renewal scheduler renews a batch with one script
  * run instead of one per lease (only where every key lives on one server: not across Cluster slots).
  * KEYS: lock and holder of each lease, in pairs. ARGV: token and ttl ms of each lease, in pairs.
- * Returns one entry per lease: 1 extended, 0 not ours any more, -1 the key holds another type.
+ * Returns one entry per lease: 1 extended, 0 another token holds the key, -2 nothing does, -1 the key holds
+ * another type.
  */
 export const EXTEND_MANY = script(
   'extend-many',
@@ -182,6 +188,8 @@ for i = 1, #KEYS, 2 do
   local current = redis.pcall('GET', KEYS[i])
   if type(current) == 'table' and current.err then
     outcomes[#outcomes + 1] = -1
+  elseif not current then
+    outcomes[#outcomes + 1] = -2
   elseif current ~= ARGV[i] then
     outcomes[#outcomes + 1] = 0
   else
@@ -190,6 +198,26 @@ for i = 1, #KEYS, 2 do
   end
 end
 return outcomes
+`,
+);
+
+/**
+ * Gives a lease back to a node that lost it, only where nothing holds the key: never over another token, a
+ * hand-off reservation or anything else (see RedlockStore for when this is safe). Leaves the fence counter
+ * alone: the lease keeps the fence it was granted with.
+ * KEYS: lock, holder. ARGV: token, ttl ms, holder record ('' for none).
+ * Returns 1 when granted again, 0 when the key was not free.
+ */
+export const REGRANT = script(
+  'regrant',
+  `
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+if ARGV[3] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+else
+  redis.call('DEL', KEYS[2])
+end
+return 1
 `,
 );
 
@@ -211,4 +239,12 @@ return target
 );
 
 /** Every script this package runs, for loading them at startup. */
-export const ALL_SCRIPTS: readonly LuaScript[] = [ACQUIRE, RELEASE, HAND_OVER, EXTEND, EXTEND_MANY, RAISE_FENCE];
+export const ALL_SCRIPTS: readonly LuaScript[] = [
+  ACQUIRE,
+  RELEASE,
+  HAND_OVER,
+  EXTEND,
+  EXTEND_MANY,
+  RAISE_FENCE,
+  REGRANT,
+];
