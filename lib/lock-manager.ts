@@ -313,6 +313,20 @@ export class LockManager {
   }
 
   /**
+   * Checks that the store can keep locks safely (it answers, may run its scripts, no server of it evicts
+   * leases, no Redlock node is given twice) and logs each warning it returns, such as a setting it could not
+   * check. `LockService` runs it at bootstrap; call it once at startup when you use a `LockManager` alone.
+   * @returns the warnings, as logged
+   * @throws LockConfigurationError when a server's settings make locks unsafe
+   * @throws LockStoreError when the store does not answer or refuses a command it needs
+   */
+  async verify(): Promise<readonly string[]> {
+    const warnings = (await this.store.verify?.())?.warnings ?? [];
+    for (const warning of warnings) this.logger?.warn(warning);
+    return warnings;
+  }
+
+  /**
    * Stops renewals, releases every held lease (their signals abort with reason `shutdown`), then closes
    * the store unless `closeStore` was false. Safe to call more than once.
    */

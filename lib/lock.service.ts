@@ -67,7 +67,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     }
     if (this.verifyOnStartup) {
       try {
-        await this.store.verify?.();
+        await this.verify();
       } catch (error) {
         // Nest runs no shutdown hooks after a failed bootstrap: close our client now or it retries forever
         await this.close();

@@ -621,6 +621,16 @@ describe('RedisLockStore permissions', () => {
     expect(acquired).toBeInstanceOf(LockStoreError);
   });
 
+  it('verify() on a LockManager of its own hands what the store could not check to its logger, and returns it', async () => {
+    await admin.call('ACL', 'SETUSER', 'unconfigured', 'on', '>pw', '~*', '&*', '+@all', '-config');
+    const warnings: string[] = [];
+    const logger = { warn: (message: string) => warnings.push(message), error: () => undefined };
+    const store = redisStore(connect(server.url, { username: 'unconfigured', password: 'pw' }));
+    const returned = await lockManager(store, { logger }).verify();
+    expect(warnings).toEqual([expect.stringMatching(/^Could not check the eviction policy of Redis 127\.0\.0\.1:/)]);
+    expect(returned).toEqual(warnings);
+  });
+
   it('releases for a user without pub/sub rights; a waiter elsewhere still gets the lock by its backoff', async () => {
     await admin.call('ACL', 'SETUSER', 'quiet', 'on', '>pw', '~*', 'resetchannels', '+@all');
     const quiet = () => redisStore(connect(server.url, { username: 'quiet', password: 'pw' }));

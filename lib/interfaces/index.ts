@@ -5,6 +5,7 @@ export type {
   LockState,
   LockStore,
   LockStoreHealth,
+  LockStoreVerification,
   ReleaseWatch,
 } from './lock-store.interface.js';
 export type { LockHolder, LockInfo } from './lock-info.interface.js';

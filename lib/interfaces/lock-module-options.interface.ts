@@ -29,9 +29,10 @@ export interface LockModuleOptions extends LockDefaults {
    */
   /**
    * A quorum over independent Redis nodes (Redlock) instead of one Redis: `{ nodes: [url1, url2, url3] }`
-   * (an odd number, at least 3). `keyPrefix`, `releaseNotices` and `handoffWindow` apply to it too.
+   * (an odd number, at least 3). `keyPrefix`, `releaseNotices`, `handoffWindow` and `acceptEvictionRisk` apply
+   * to it too.
    */
-  readonly redlock?: Omit<RedlockStoreOptions, 'keyPrefix' | 'releaseNotices' | 'handoffWindow'>;
+  readonly redlock?: Omit<RedlockStoreOptions, 'keyPrefix' | 'releaseNotices' | 'handoffWindow' | 'acceptEvictionRisk'>;
   readonly redis?: Redis | Cluster | string | RedisOptions | RedisClusterConfig;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;
@@ -48,7 +49,17 @@ export interface LockModuleOptions extends LockDefaults {
    * @example { replicas: 1, timeout: 50 }
    */
   readonly replicaAck?: ReplicaAckOptions;
-  /** Check the store at startup (reachable, allowed to run scripts) and fail the bootstrap if not. @default true */
+  /**
+   * Start even when a Redis server of `redis` or `redlock` may evict keys (`maxmemory` set with a
+   * `maxmemory-policy` other than `noeviction`): the startup check then logs a warning instead of failing the
+   * bootstrap. An evicted lease lets a second holder in; its holder hears of it (`taken`) at its next renewal.
+   * @default false
+   */
+  readonly acceptEvictionRisk?: boolean;
+  /**
+   * Check the store at startup (reachable, allowed to run scripts, no server that evicts leases, no Redlock
+   * node given twice) and fail the bootstrap if not. @default true
+   */
   readonly verifyOnStartup?: boolean;
   /**
    * Register the global `LockInterceptor` that maps lock errors of HTTP handlers to 409/503/400 and lets

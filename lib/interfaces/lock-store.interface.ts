@@ -73,6 +73,16 @@ export interface ReleaseWatch {
   readonly listeningSince?: number;
 }
 
+/**
+ * What `LockStore.verify` found that does not stop the store from working but that an operator must hear of
+ * (a risk accepted by an option, a setting it could not check). The store has no logger: the manager logs
+ * each warning (see `LockManager.verify`).
+ */
+export interface LockStoreVerification {
+  /** One message per finding, naming the server (`host:port`, never credentials) and what to do. */
+  readonly warnings: readonly string[];
+}
+
 /** What a store tells a health check about itself (see `LockStore.health`). */
 export interface LockStoreHealth {
   /** Whether the store's scripts are cached on the server(s); absent for a store that runs none. */
@@ -106,8 +116,12 @@ export interface LockStore {
   inspect(key: string): Promise<LockState>;
   /** Starts listening for releases of `key`; notices since `since` (`performance.now()`), if given, count. */
   watch(key: string, since?: number): Promise<ReleaseWatch>;
-  /** Checks the store works (connection, permissions, scripts) and fails with a clear error if not. */
-  verify?(): Promise<void>;
+  /**
+   * Checks the store works and is safe (connection, permissions, scripts, server settings that can lose a
+   * lease) and fails with a clear error if not; returns warnings for what it could not check or was told to
+   * accept. Run once at startup (`LockManager.verify`, which `LockService` calls at bootstrap).
+   */
+  verify?(): Promise<LockStoreVerification | void>;
   /**
    * A cheap check for health probes, in about one round trip: the store answers, and its scripts are
    * cached (loaded again if the server forgot them). Fails with `LockStoreError` when it cannot. Optional:

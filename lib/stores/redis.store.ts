@@ -10,12 +10,15 @@ import type {
   LockState,
   LockStore,
   LockStoreHealth,
+  LockStoreVerification,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
 import { keySlot } from '../utils/key-slot.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
-import { validateKeyPrefix } from '../utils/validate-options.js';
+import { validateBoolean, validateKeyPrefix } from '../utils/validate-options.js';
 import { closeClient } from './close-client.js';
+import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
+import { labelOfServer } from './node-label.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import {
   awaitReplicas,
@@ -53,6 +56,13 @@ export interface RedisLockStoreOptions {
    * @example { replicas: 1, timeout: 50 }
    */
   readonly replicaAck?: ReplicaAckOptions;
+  /**
+   * Start even when a server may evict keys (`maxmemory` set with a `maxmemory-policy` other than
+   * `noeviction`): `verify()` then warns instead of failing. An evicted lease lets a second holder in; its
+   * holder hears of it (`taken`) at its next renewal.
+   * @default false
+   */
+  readonly acceptEvictionRisk?: boolean;
 }
 
 const WRONG_TYPE = /WRONGTYPE/;
@@ -75,6 +85,7 @@ export class RedisLockStore implements LockStore {
   private readonly handoffWindow: number;
   private readonly publishCommand: string;
   private readonly replicaAck?: ReplicaAck;
+  private readonly acceptEvictionRisk: boolean;
   private closed = false;
 
   constructor(private readonly options: RedisLockStoreOptions) {
@@ -92,6 +103,7 @@ export class RedisLockStore implements LockStore {
       );
     }
     this.replicaAck = resolveReplicaAck(options.replicaAck, this.client);
+    this.acceptEvictionRisk = validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false);
     const cluster = isCluster(this.client);
     const notices = options.releaseNotices ?? true;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
@@ -242,29 +254,40 @@ export class RedisLockStore implements LockStore {
 
   /**
    * Checks that the store can work: loads every script (proving the connection and the user's right to
-   * run scripts). On a Cluster it does so on every master, after a PING, naming the node that fails;
-   * replicas are not checked (a promoted replica is sent the script again on its first NOSCRIPT).
+   * run scripts), then reads each server's `maxmemory` and `maxmemory-policy`. On a Cluster it does so on
+   * every master, after a PING, naming the node that fails; replicas are not checked (a promoted replica is
+   * sent the script again on its first NOSCRIPT).
+   * @returns a warning for a server that may evict leases when `acceptEvictionRisk` is set, and one for the
+   * servers whose policy could not be read (CONFIG GET refused)
+   * @throws LockConfigurationError naming each server that may evict leases, its policy and the fix
    * @throws LockStoreError naming the missing permission or the node that does not answer
    */
-  async verify(): Promise<void> {
-    if (!isCluster(this.client)) return this.verifyNode(this.client);
-    for (const master of await this.masters(this.client)) {
-      const address = `${master.options.host}:${master.options.port}`;
-      try {
-        await master.ping();
-      } catch (error) {
-        throw new LockStoreError(
-          'reach',
-          undefined,
-          error,
-          `master ${address} does not answer PING (${message(error)})`,
-        );
+  async verify(): Promise<LockStoreVerification> {
+    const checks: EvictionCheck[] = [];
+    if (!isCluster(this.client)) {
+      await this.verifyNode(this.client);
+      checks.push(await checkEviction(this.client, labelOfServer(this.client)));
+    } else {
+      for (const master of await this.masters(this.client)) {
+        const address = `${master.options.host}:${master.options.port}`;
+        try {
+          await master.ping();
+        } catch (error) {
+          throw new LockStoreError(
+            'reach',
+            undefined,
+            error,
+            `master ${address} does not answer PING (${message(error)})`,
+          );
+        }
+        await this.verifyNode(master, ` on master ${address}`);
+        checks.push(await checkEviction(master, `master ${address}`));
       }
-      await this.verifyNode(master, ` on master ${address}`);
     }
+    return { warnings: judgeEviction(checks, this.acceptEvictionRisk) };
   }
 
-  private async verifyNode(node: Redis | Cluster, where = ''): Promise<void> {
+  private async verifyNode(node: Redis, where = ''): Promise<void> {
     for (const script of ALL_SCRIPTS) {
       try {
         await node.script('LOAD', script.lua);

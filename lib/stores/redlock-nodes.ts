@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { labelOfOptions } from './node-label.js';
 
 /**
  * One Redis node of a Redlock quorum: an ioredis client you own and close yourself, or a `redis://` /
@@ -144,10 +145,4 @@ function labelOfUrl(option: string, url: string): string {
     throw new LockConfigurationError(option, url, 'expected a URL like "redis://host:6379" or "rediss://host:6380"');
   }
   return `${parsed.hostname}:${parsed.port || '6379'}`;
-}
-
-function labelOfOptions(options: RedisOptions): string {
-  if (options.path) return options.path;
-  if (options.sentinels) return `sentinel:${options.name ?? 'mymaster'}`;
-  return `${options.host ?? 'localhost'}:${options.port ?? 6379}`;
 }

@@ -9,14 +9,16 @@ import type {
   LeaseRenewal,
   LockState,
   LockStore,
+  LockStoreVerification,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
 import { MAX_DURATION } from '../utils/duration.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../utils/validate-options.js';
+import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
 import { FanInWatch } from './fan-in-watch.js';
 import { NotifiableWatch } from './notifiable-watch.js';
-import { countAnswers, NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';
+import { countAnswers, sendToAll, type NodeReply } from './quorum-round.js';
 import { checkNodes, connectNodes, type ConnectedNode, type RedlockNode } from './redlock-nodes.js';
 import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
@@ -54,6 +56,12 @@ export interface RedlockStoreOptions {
    * @default 20
    */
   readonly handoffWindow?: number;
+  /**
+   * Start even when a node may evict keys (`maxmemory` set with a `maxmemory-policy` other than
+   * `noeviction`): `verify()` then warns instead of failing.
+   * @default false
+   */
+  readonly acceptEvictionRisk?: boolean;
 }
 
 type AcquireReply = readonly [granted: number, value: number];
@@ -94,6 +102,7 @@ export class RedlockStore implements LockStore {
   private readonly driftFactor: number;
   private readonly timeout: number;
   private readonly handoffWindow: number;
+  private readonly acceptEvictionRisk: boolean;
   private readonly publishCommand: string;
   private readonly owner = randomBytes(8).toString('hex');
   private readonly subscribers?: readonly ReleaseSubscriber[];
@@ -118,6 +127,7 @@ export class RedlockStore implements LockStore {
     this.timeout = validateInteger('timeout', options.timeout ?? 200, 1, MAX_DURATION);
     this.handoffWindow = validateInteger('handoffWindow', options.handoffWindow ?? 20, 0, MAX_DURATION);
     const notices = validateBoolean('releaseNotices', options.releaseNotices ?? true);
+    this.acceptEvictionRisk = validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false);
     this.publishCommand = notices ? 'PUBLISH' : '';
     this.quorum = Math.floor(checked.length / 2) + 1;
     this.labels = checked.map((node) => node.label);
@@ -303,14 +313,29 @@ export class RedlockStore implements LockStore {
   }
 
   /**
-   * Loads the Lua scripts on every node and checks that a quorum accepted them.
+   * Loads the Lua scripts on every node and checks that a quorum accepted them; then that no node may evict
+   * leases (`maxmemory-policy`).
+   * @returns a warning for nodes that may evict leases when `acceptEvictionRisk` is set, and for nodes whose
+   * policy could not be read (CONFIG GET refused, or no answer)
+   * @throws LockConfigurationError naming each node that may evict leases
    * @throws LockStoreError when fewer than a quorum of nodes answer, or the user may not run scripts
    */
-  async verify(): Promise<void> {
-    const replies = await this.round(async (client) => {
-      for (const script of ALL_SCRIPTS) await client.script('LOAD', script.lua);
+  async verify(): Promise<LockStoreVerification> {
+    const replies = await this.round(async (client, index) => {
+      // sent together: one round trip per node, well within its timeout
+      const [eviction] = await Promise.all([
+        checkEviction(client, this.labels[index]),
+        ...ALL_SCRIPTS.map((script) => client.script('LOAD', script.lua)),
+      ]);
+      return { eviction };
     });
     if (countAnswers(replies) < this.quorum) throw this.noQuorum('load its Lua scripts', undefined, replies);
+    const evictions = replies.map((reply, index): EvictionCheck =>
+      reply.state === 'ok'
+        ? reply.value.eviction
+        : { node: this.labels[index], outcome: 'unchecked', reason: `it failed at startup: ${failureOf(reply)}` },
+    );
+    return { warnings: judgeEviction(evictions, this.acceptEvictionRisk) };
   }
 
   async close(): Promise<void> {
@@ -425,16 +450,7 @@ export class RedlockStore implements LockStore {
   /** Each failing node with its reason, for messages. */
   private failures(replies: readonly NodeReply<unknown>[]): string {
     return replies
-      .map((reply, index) => {
-        if (reply.state === 'ok') return undefined;
-        const reason =
-          reply.state === 'pending'
-            ? 'no reply yet'
-            : reply.error instanceof NodeTimeoutError || reply.error instanceof Error
-              ? reply.error.message
-              : String(reply.error);
-        return `${this.labels[index]}: ${reason}`;
-      })
+      .map((reply, index) => (reply.state === 'ok' ? undefined : `${this.labels[index]}: ${failureOf(reply)}`))
       .filter((text) => text !== undefined)
       .join('; ');
   }
@@ -446,6 +462,13 @@ function isGrant(reply: AcquireReply): boolean {
 
 function isOne(reply: unknown): boolean {
   return reply === 1;
+}
+
+/** Why a node gave no answer in a round. */
+function failureOf(reply: NodeReply<unknown>): string {
+  if (reply.state === 'ok') return 'answered';
+  if (reply.state === 'pending') return 'no reply yet';
+  return reply.error instanceof Error ? reply.error.message : String(reply.error);
 }
 
 /** EXTEND's answer for a lease it extended. */

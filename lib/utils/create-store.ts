@@ -35,6 +35,13 @@ export function createStore(options: LockModuleOptions): CreatedStore {
       'applies to the Redis store the module creates from "redis"; set it on your own store instead',
     );
   }
+  if (options.store !== undefined && options.acceptEvictionRisk !== undefined) {
+    throw new LockConfigurationError(
+      'acceptEvictionRisk',
+      options.acceptEvictionRisk,
+      'applies to the store the module creates from "redis" or "redlock"; set it on your own store instead',
+    );
+  }
   if (options.store !== undefined) {
     if (!isStore(options.store))
       throw new LockConfigurationError('store', options.store, 'expected an object implementing LockStore');
@@ -45,6 +52,7 @@ export function createStore(options: LockModuleOptions): CreatedStore {
     releaseNotices: options.releaseNotices,
     handoffWindow: options.handoffWindow,
     replicaAck: options.replicaAck,
+    acceptEvictionRisk: options.acceptEvictionRisk,
   };
   if (options.redlock !== undefined) {
     if (typeof options.redlock !== 'object' || options.redlock === null) {

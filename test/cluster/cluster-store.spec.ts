@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Cluster, Redis, type ClusterOptions } from 'ioredis';
+import { LockConfigurationError } from '../../lib/errors/lock-configuration.error.js';
 import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../lib/lock-manager.js';
@@ -180,6 +181,25 @@ describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
     expect((error as Error).message).toMatch(
       new RegExp(`may not run scripts on master 127\\.0\\.0\\.1:${refusing} \\(NOPERM.*\\+@scripting`),
     );
+  });
+
+  it('verify() names the master that may evict leases, with its policy, and warns instead under acceptEvictionRisk', async () => {
+    const evicting = masters()[1];
+    const admin = direct(evicting);
+    await admin.config('SET', 'maxmemory', String(512 * 1024 * 1024));
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    cleanups.push(() => admin.config('SET', 'maxmemory', '0'));
+    const error = await store()
+      .verify()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as Error).message).toContain(`allkeys-lru on master 127.0.0.1:${evicting}`);
+    for (const port of masters().filter((port) => port !== evicting)) {
+      expect((error as Error).message).not.toContain(`:${port}`);
+    }
+    expect(await store({ acceptEvictionRisk: true }).verify()).toEqual({
+      warnings: [expect.stringContaining(`master 127.0.0.1:${evicting} has maxmemory 536870912 bytes`)],
+    });
   });
 
   it('verify() fails with LockStoreError instead of hanging when no startup node answers', async () => {
