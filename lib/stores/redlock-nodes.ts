@@ -82,6 +82,60 @@ export async function connectNodes(nodes: readonly CheckedNode[]): Promise<Conne
   });
 }
 
+/** Which server a node is: its `run_id` (INFO server), or why that could not be read. */
+export type ServerIdentity = { readonly runId: string } | { readonly unidentified: string };
+
+/** Reads the `run_id` a server picked at its start, which no two running servers share. Never throws. */
+export async function identifyServer(client: Pick<Redis, 'info'>): Promise<ServerIdentity> {
+  try {
+    const runId = /^run_id:(\S+)/m.exec(await client.info('server'))?.[1];
+    return runId ? { runId } : { unidentified: 'its INFO server has no run_id' };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { unidentified: /NOPERM/.test(message) ? 'the Redis user may not run INFO' : `INFO failed: ${message}` };
+  }
+}
+
+/**
+ * Checks that no server was given as two nodes under different names (`127.0.0.1`, `localhost`, a DNS alias):
+ * its one failure would cost the quorum several votes at once. Nodes not identified (no answer, INFO
+ * refused) are not compared.
+ * @param identities by node index; `undefined` for a node that did not answer
+ * @returns a warning naming the nodes that answered but could not be identified, if any
+ * @throws LockConfigurationError naming the nodes that are one server
+ */
+export function checkDistinctServers(
+  labels: readonly string[],
+  identities: ReadonlyArray<ServerIdentity | undefined>,
+): string[] {
+  const byServer = new Map<string, number[]>();
+  const unidentified: string[] = [];
+  identities.forEach((identity, index) => {
+    if (identity === undefined) return;
+    if ('unidentified' in identity) return void unidentified.push(`${labels[index]} (${identity.unidentified})`);
+    byServer.set(identity.runId, [...(byServer.get(identity.runId) ?? []), index]);
+  });
+  const shared = [...byServer.values()].filter((nodes) => nodes.length > 1);
+  if (shared.length > 0) {
+    throw new LockConfigurationError(
+      'nodes',
+      shared.map((nodes) => nodes.map((index) => labels[index]).join(', ')).join('; '),
+      `expected independent Redis servers, but ${shared.map((nodes) => `${listed(nodes.map((index) => `nodes[${index}]`))} are one server (the same run_id)`).join(', and ')}: ` +
+        'one failure of it would take several votes of the quorum at once. Give each node a server of its own',
+    );
+  }
+  if (unidentified.length === 0) return [];
+  return [
+    `Could not check that the Redlock nodes are distinct servers: ${unidentified.join(', ')}. One server given ` +
+      'under two names counts twice in the quorum; allow the lock user INFO (+info) to have it checked at startup.',
+  ];
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
 function checkCount(nodes: readonly unknown[]): void {
   const count = nodes.length;
   const quorum = Math.floor(count / 2) + 1;

@@ -19,7 +19,14 @@ import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-pol
 import { FanInWatch } from './fan-in-watch.js';
 import { NotifiableWatch } from './notifiable-watch.js';
 import { countAnswers, sendToAll, type NodeReply } from './quorum-round.js';
-import { checkNodes, connectNodes, type ConnectedNode, type RedlockNode } from './redlock-nodes.js';
+import {
+  checkDistinctServers,
+  checkNodes,
+  connectNodes,
+  identifyServer,
+  type ConnectedNode,
+  type RedlockNode,
+} from './redlock-nodes.js';
 import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
@@ -313,29 +320,32 @@ export class RedlockStore implements LockStore {
   }
 
   /**
-   * Loads the Lua scripts on every node and checks that a quorum accepted them; then that no node may evict
-   * leases (`maxmemory-policy`).
-   * @returns a warning for nodes that may evict leases when `acceptEvictionRisk` is set, and for nodes whose
-   * policy could not be read (CONFIG GET refused, or no answer)
-   * @throws LockConfigurationError naming each node that may evict leases
+   * Loads the Lua scripts on every node and checks that a quorum accepted them; then that no server was
+   * given twice (by its `run_id`) and that no node may evict leases (`maxmemory-policy`).
+   * @returns a warning for nodes that may evict leases when `acceptEvictionRisk` is set, for nodes whose
+   * policy or identity could not be read (CONFIG GET or INFO refused), and for nodes that did not answer
+   * @throws LockConfigurationError naming the nodes that are one server, or each node that may evict leases
    * @throws LockStoreError when fewer than a quorum of nodes answer, or the user may not run scripts
    */
   async verify(): Promise<LockStoreVerification> {
     const replies = await this.round(async (client, index) => {
       // sent together: one round trip per node, well within its timeout
-      const [eviction] = await Promise.all([
+      const [eviction, server] = await Promise.all([
         checkEviction(client, this.labels[index]),
+        identifyServer(client),
         ...ALL_SCRIPTS.map((script) => client.script('LOAD', script.lua)),
       ]);
-      return { eviction };
+      return { eviction, server };
     });
     if (countAnswers(replies) < this.quorum) throw this.noQuorum('load its Lua scripts', undefined, replies);
+    const identities = replies.map((reply) => (reply.state === 'ok' ? reply.value.server : undefined));
+    const unidentified = checkDistinctServers(this.labels, identities);
     const evictions = replies.map((reply, index): EvictionCheck =>
       reply.state === 'ok'
         ? reply.value.eviction
         : { node: this.labels[index], outcome: 'unchecked', reason: `it failed at startup: ${failureOf(reply)}` },
     );
-    return { warnings: judgeEviction(evictions, this.acceptEvictionRisk) };
+    return { warnings: [...judgeEviction(evictions, this.acceptEvictionRisk), ...unidentified] };
   }
 
   async close(): Promise<void> {

@@ -194,3 +194,28 @@ describe('LockModule bootstrap where CONFIG GET is refused', () => {
     }
   });
 });
+
+describe('LockModule bootstrap on Redlock nodes that are one server', () => {
+  it('refuses 127.0.0.1, localhost and 127.1 of one server as three nodes, naming them', async () => {
+    const nodes = ['127.0.0.1', 'localhost', '127.1'].map((host) => `redis://${host}:${server.port}`);
+    const error = await bootFailure({ redlock: { nodes } });
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    const message = (error as Error).message;
+    expect(message).toContain('nodes[0], nodes[1] and nodes[2] are one server');
+    expect(message).toContain(`127.0.0.1:${server.port}, localhost:${server.port}, 127.1:${server.port}`);
+  });
+
+  it('names only the two nodes that are one server when the third is another', async () => {
+    const other = await startRedisServer();
+    try {
+      const nodes = [`redis://127.0.0.1:${server.port}`, other.url, `redis://localhost:${server.port}`];
+      const error = await bootFailure({ redlock: { nodes } });
+      expect(error).toBeInstanceOf(LockConfigurationError);
+      const message = (error as Error).message;
+      expect(message).toContain('nodes[0] and nodes[2] are one server');
+      expect(message).not.toContain(`:${other.port}`);
+    } finally {
+      await other.stop();
+    }
+  });
+});
