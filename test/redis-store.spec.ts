@@ -16,6 +16,7 @@ import { encodeHolder } from '../lib/utils/lock-holder.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { newToken } from '../lib/utils/token.js';
 import { ADVERSARIAL_KEYS } from './contract/lock-store.contract.js';
+import { lockUserRules } from './support/lock-user-acl.js';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server.js';
 
 /** Every client in this file gives up on a command after this long. */
@@ -619,6 +620,32 @@ describe('RedisLockStore permissions', () => {
       .acquire({ key: 'k', token: newToken(), ttl: 1000, fencing: false })
       .catch((caught: unknown) => caught);
     expect(acquired).toBeInstanceOf(LockStoreError);
+  });
+
+  it('serves every operation, startup checks included, for a user with only the commands the README lists', async () => {
+    await admin.call('ACL', 'SETUSER', 'least', 'on', '>pw', ...lockUserRules(PREFIX));
+    const least = () => redisStore(connect(server.url, { username: 'least', password: 'pw' }));
+    const failures: unknown[] = [];
+    const [holder, waiter] = [least(), least()].map((store) => {
+      const manager = lockManager(store, { logger: { warn: (text) => failures.push(text), error: () => undefined } });
+      manager.on('store-error', ({ error }) => failures.push(error));
+      return manager;
+    });
+    expect(await holder.verify()).toEqual([]);
+    expect(await holder.store.health?.()).toEqual({ scriptsLoaded: true });
+    const lock = await holder.acquire('least', { ttl: 10_000, fencing: true, label: 'Least.run' });
+    // the waiter takes a place in the line and listens for the release notice
+    const waiting = waiter.acquire('least', { wait: 5000, fencing: true, retry: { minDelay: 3000, maxDelay: 3000 } });
+    await lock.extend(10_000);
+    expect(await waiter.inspect('least')).toMatchObject({ held: true, fence: lock.fence });
+    const released = performance.now();
+    await lock.release();
+    const next = await waiting;
+    // woken by the release notice, long before its 3 s backoff
+    expect(performance.now() - released).toBeLessThan(1500);
+    expect(next.fence).toBeGreaterThan(lock.fence!);
+    await next.release();
+    expect(failures).toEqual([]);
   });
 
   it('verify() on a LockManager of its own hands what the store could not check to its logger, and returns it', async () => {

@@ -12,6 +12,7 @@ import { EXTEND, EXTEND_MANY } from '../lib/stores/scripts.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { newToken } from '../lib/utils/token.js';
 import { blockEventLoop } from './support/faults.js';
+import { lockUserRules } from './support/lock-user-acl.js';
 import type { RedisServerHandle } from './support/redis-server.js';
 import { RedisServerPool, uniquePrefix } from './support/stores.js';
 
@@ -521,6 +522,31 @@ describe('RedlockStore renewals after a node lost its data', () => {
     expect(await holders('k')).toEqual([0, 1, 2]);
     // a 60 ms lease would have no validity left if counted from the slow node's answer
     expect(await holder.extend('k', token, 60)).toBe(true);
+  });
+
+  it('gives the lease back for a user with only the commands the README lists', async () => {
+    await Promise.all(
+      clients.map((client) => client.call('ACL', 'SETUSER', 'least', 'on', '>pw', ...lockUserRules(prefix))),
+    );
+    const nodes = servers.map((server) => {
+      const client = new Redis(server.port, '127.0.0.1', {
+        username: 'least',
+        password: 'pw',
+        maxRetriesPerRequest: 1,
+      });
+      client.on('error', () => undefined);
+      cleanup.push(() => client.quit().catch(() => client.disconnect()));
+      return tracked(client);
+    });
+    const holder = store({ nodes });
+    expect(await holder.verify()).toEqual({ warnings: [] });
+    const token = newToken();
+    await holder.acquire({ key: 'k', token, ttl: 10_000, fencing: true, holder: '{"label":"Least.run"}' });
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    await clients[0].del(names('k').lock);
+    expect(await holder.extend('k', token, 10_000)).toBe(true);
+    expect(await clients[0].get(names('k').lock)).toBe(token);
+    expect(await holder.release('k', token)).toBe(true);
   });
 
   it('keeps the lease through node A restarting empty, one renewal, then node B restarting empty: a rival is refused', async () => {
