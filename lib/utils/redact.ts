@@ -1,0 +1,42 @@
+/** The user-info part of a URL (`scheme://user:password@`), up to the last `@` before any white space. */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s]*@/gi;
+/** A password passed as a query parameter (`?password=...`). */
+const QUERY_PASSWORD = /([?&](?:password|pass|pwd|auth)=)[^&#\s]*/gi;
+/** Option names whose values are secrets (ioredis: `password`, `sentinelPassword`). */
+const SECRET_NAME = /pass(word)?|secret|token|auth/i;
+/** How deep {@link redactValue} copies nested plain objects before it stops. */
+const MAX_DEPTH = 4;
+
+/**
+ * `text` with the credentials of every URL in it replaced by `***`: `valkey://admin:S3cr3t@db:6379` →
+ * `valkey://***@db:6379`; a password with an unescaped `@` is covered too.
+ */
+export function redactCredentials(text: string): string {
+  return text.replace(URL_CREDENTIALS, '$1***@').replace(QUERY_PASSWORD, '$1***');
+}
+
+/**
+ * A copy of an option's value that is safe to print or keep on an error: strings without URL credentials,
+ * plain objects and arrays copied with their secret-named fields (`password`, ...) as `'***'`, and any other
+ * object (a client, a store) by its class name only, since it may hold a connection's credentials.
+ */
+export function redactValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return redactCredentials(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= MAX_DEPTH) return '[...]';
+  if (Array.isArray(value)) {
+    const items = value.map((item) => redactValue(item, depth + 1));
+    return items.every((item, index) => item === value[index]) ? value : items;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) {
+    return `[${(value as { constructor?: { name?: string } }).constructor?.name || 'object'}]`;
+  }
+  const entries = Object.entries(value);
+  const redacted = entries.map(([name, field]) => [
+    name,
+    SECRET_NAME.test(name) ? '***' : redactValue(field, depth + 1),
+  ]);
+  // nothing to hide: the value itself, so that a caller can still tell which object was refused
+  return redacted.every(([, field], index) => field === entries[index][1]) ? value : Object.fromEntries(redacted);
+}
