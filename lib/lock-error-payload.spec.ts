@@ -53,7 +53,30 @@ describe('lockErrorPayload', () => {
       code: 'LOCK_LOST',
       retryAfter: 1,
     });
-    expect(lockErrorPayload(new LockKeyError('bad key'))).toEqual({ code: 'LOCK_KEY_INVALID', message: 'bad key' });
+    expect(lockErrorPayload(new LockKeyError('bad key'))).toEqual({
+      code: 'LOCK_KEY_INVALID',
+      message: "The request's values make no usable lock key; do not retry it as is.",
+    });
     expect(lockErrorPayload(new LockConfigurationError('ttl', 0, 'expected more'))).toBeUndefined();
+  });
+
+  it("gives an unusable key a fixed message naming its template, never the key's text, unless exposeResolvedKeys", () => {
+    const error = new LockKeyError('Lock key "owner:alice@example.com..." is 1300 bytes long, over the limit of 1024');
+    error.keyTemplate = 'OwnerController.hold';
+    const payload = lockErrorPayload(error);
+    expect(payload).toEqual({
+      code: 'LOCK_KEY_INVALID',
+      message: 'The request\'s values make no usable lock key for "OwnerController.hold"; do not retry it as is.',
+      resource: 'OwnerController.hold',
+    });
+    expect(JSON.stringify(payload)).not.toContain('alice');
+    expect(lockErrorPayload(error, { exposeResolvedKeys: true })?.message).toContain('alice');
+  });
+
+  it('tells Retry-After as the manager judged it, else from the remaining lease', () => {
+    const judged = busy('inventory:42', 29_000, 'inventory:<id>');
+    judged.retryAfter = 1;
+    expect(lockErrorPayload(judged)?.retryAfter).toBe(1);
+    expect(lockErrorPayload(busy('inventory:42', 29_000))?.retryAfter).toBe(29);
   });
 });

@@ -1,4 +1,5 @@
 import type { LockError } from './errors/lock.error.js';
+import type { LockKeyError } from './errors/lock-key.error.js';
 import type { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 
 /**
@@ -9,7 +10,10 @@ import type { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
  */
 export type LockErrorPayloadCode = 'LOCKED' | 'LOCK_UNAVAILABLE' | 'LOCK_LOST' | 'LOCK_KEY_INVALID';
 
-/** The body of a lock error as a client sees it: never the token, the resolved key only when asked for. */
+/**
+ * The body of a lock error as a client sees it: never the token, and no text derived from the request or
+ * from server data (the resolved key, a key's value) unless `exposeResolvedKeys` asks for it.
+ */
 export interface LockErrorPayload {
   readonly code: LockErrorPayloadCode;
   readonly message: string;
@@ -18,13 +22,20 @@ export interface LockErrorPayload {
    * the module option `exposeResolvedKeys`; absent when neither may be shown.
    */
   readonly resource?: string;
-  /** Whole seconds after which a retry may succeed (the `Retry-After` of HTTP). */
+  /**
+   * Whole seconds after which a retry may succeed (the `Retry-After` of HTTP). For `LOCKED`: the
+   * `retryAfter` option, else the smaller of the holder's remaining lease and how long holders of that key
+   * template usually keep it, at least 1.
+   */
   readonly retryAfter?: number;
 }
 
 /** How much a payload may reveal. */
 export interface LockErrorPayloadOptions {
-  /** Name the resolved key (`inventory:42`) instead of its template. @default false */
+  /**
+   * Name the resolved key (`inventory:42`) instead of its template, and give an unusable key's own message
+   * (which quotes the key or a value) instead of a fixed one. @default false
+   */
   readonly exposeResolvedKeys?: boolean;
 }
 
@@ -45,7 +56,7 @@ export function lockErrorPayload(
         code: 'LOCKED',
         message: `${subject} is locked by another operation; retry later.`,
         ...named,
-        retryAfter: retryAfterSeconds((error as LockNotAcquiredError).remainingTime),
+        retryAfter: retryAfterSeconds(error as LockNotAcquiredError),
       };
     case 'LOCK_STORE_ERROR':
       return {
@@ -62,15 +73,23 @@ export function lockErrorPayload(
         retryAfter: 1,
       };
     case 'LOCK_KEY_INVALID':
-      return { code: 'LOCK_KEY_INVALID', message: error.message, ...named };
+      return {
+        code: 'LOCK_KEY_INVALID',
+        // the error's own message may quote the key or a value of the request: only on request
+        message: options.exposeResolvedKeys
+          ? error.message
+          : ((error as LockKeyError).clientMessage ??
+            `The request's values make no usable lock key${resource === undefined ? '' : ` for "${resource}"`}; do not retry it as is.`),
+        ...named,
+      };
     default:
       return undefined;
   }
 }
 
-/** Whole seconds (at least 1) until a retry may succeed, from the holder's remaining lease in ms. */
-function retryAfterSeconds(remainingMs: number | undefined): number {
-  return Math.max(1, Math.ceil((remainingMs ?? 1000) / 1000));
+/** Whole seconds until a retry may succeed: the manager's judgement, else from the holder's remaining lease (at least 1). */
+function retryAfterSeconds(error: LockNotAcquiredError): number {
+  return error.retryAfter ?? Math.max(1, Math.ceil((error.remainingTime ?? 1000) / 1000));
 }
 
 function resolvedKeyOf(error: LockError): string | undefined {

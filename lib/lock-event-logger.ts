@@ -2,6 +2,7 @@ import type { LockLogger } from './interfaces/lock-options.interface.js';
 import { describeLateGrant } from './late-grant.js';
 import type { LockEventBase, LockEvents, LockStoreOperation } from './lock-events.js';
 import { DIRECT_KEY_TEMPLATE } from './lock-observer.js';
+import { printable, quoted } from './utils/printable.js';
 
 /** Within this many ms, store failures of one operation are logged once and the others counted. */
 export const STORE_ERROR_LOG_INTERVAL = 5000;
@@ -18,15 +19,16 @@ const AFTER_STORE_ERROR: Record<LockStoreOperation, string> = {
  * The manager's logging, as listeners of its own events: quiet by default; `debug` for contention and
  * skipped calls, `warn` for lost leases and late grants, `error` for store failures (at most one line per operation every
  * {@link STORE_ERROR_LOG_INTERVAL} ms, saying how many were left out, so an outage does not flood the log).
- * Messages name keys, templates and labels, never a token.
+ * Messages name keys, templates and labels, never a token; each is one line: control characters in keys,
+ * labels, templates and store errors are escaped (`\n`, `\u001b`), so a key cannot forge a log line.
  */
 export function logLockEvents(events: LockEvents, logger: LockLogger): void {
   if (logger.debug) {
-    const debug = (message: string): void => logger.debug?.(message);
+    const debug = (message: string): void => logger.debug?.(printable(message));
     events.on('contended', (event) => {
       const holder = event.remainingTtl === undefined ? '' : ` (its lease ends in ${event.remainingTtl} ms)`;
       const next = event.wait > 0 ? `waiting up to ${event.wait} ms` : 'not waiting';
-      debug(`Lock "${event.key}" is held by another owner${holder}; ${next}${describe(event)}.`);
+      debug(`Lock ${quoted(event.key)} is held by another owner${holder}; ${next}${describe(event)}.`);
     });
     events.on('skipped', (event) => debug(`Skipped ${event.label}: ${event.error.message}`));
   }
@@ -40,7 +42,9 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
   });
 
   events.on('lost', (event) =>
-    logger.warn(`${event.error.message} It had been held for ${Math.round(event.holdTime)} ms${describe(event)}.`),
+    logger.warn(
+      printable(`${event.error.message} It had been held for ${Math.round(event.holdTime)} ms${describe(event)}.`),
+    ),
   );
 
   const throttles = new Map<LockStoreOperation, { since: number; left: number }>();
@@ -54,7 +58,7 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
     const left = throttle?.left ?? 0;
     throttles.set(event.operation, { since: now, left: 0 });
     const more = left > 0 ? ` (${left} more ${event.operation} failures since the last one logged)` : '';
-    logger.error(`${event.error.message}${AFTER_STORE_ERROR[event.operation]}${more}`);
+    logger.error(printable(`${event.error.message}${AFTER_STORE_ERROR[event.operation]}${more}`));
   });
 }
 

@@ -102,3 +102,56 @@ describe('LockManager construction', () => {
     await manager.close();
   });
 });
+
+describe('LockManager retryAfter', () => {
+  /** The `retryAfter` of the error a busy acquire of `key` throws. */
+  async function retryAfterOf(manager: LockManager, key: string, options = {}): Promise<number | undefined> {
+    const error = await manager.acquire(key, options).catch((caught: { retryAfter?: number }) => caught);
+    return (error as { retryAfter?: number }).retryAfter;
+  }
+
+  it("is the holder's remaining lease before any hold of the template ended, and the usual hold after", async () => {
+    const manager = new LockManager({ store: new MemoryLockStore(), ttl: '20s' });
+    const held = await manager.acquire('job:1', { metricKey: 'job:<id>' });
+    expect(await retryAfterOf(manager, 'job:1', { metricKey: 'job:<id>' })).toBe(20);
+    await held.release();
+    const again = await manager.acquire('job:1', { metricKey: 'job:<id>' });
+    expect(await retryAfterOf(manager, 'job:1', { metricKey: 'job:<id>' })).toBe(1);
+    // a direct call without a template has no usual hold to go by
+    expect(await retryAfterOf(manager, 'job:1')).toBe(20);
+    await again.release();
+    await manager.close();
+  });
+
+  it('is what the option says: a number, or what its function returns from the contention', async () => {
+    const seen: unknown[] = [];
+    const manager = new LockManager({
+      store: new MemoryLockStore(),
+      retryAfter: (contention) => (seen.push(contention), 4.2),
+    });
+    const held = await manager.acquire('report', { metricKey: 'report' });
+    expect(await retryAfterOf(manager, 'report', { metricKey: 'report' })).toBe(5);
+    expect(seen).toEqual([
+      { key: 'report', keyTemplate: 'report', remainingTime: expect.any(Number), waited: expect.any(Number) },
+    ]);
+    expect(await retryAfterOf(manager, 'report', { retryAfter: 0 })).toBe(0);
+    await held.release();
+    await manager.close();
+  });
+
+  it('falls back to its estimate, with a warning, when the function throws or gives no number', async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (message: string) => void warnings.push(message), error: () => undefined };
+    const manager = new LockManager({ store: new MemoryLockStore(), ttl: '3s', logger });
+    const held = await manager.acquire('k');
+    const broken = () => {
+      throw new Error('oops\nforged');
+    };
+    expect(await retryAfterOf(manager, 'k', { retryAfter: broken })).toBe(3);
+    expect(await retryAfterOf(manager, 'k', { retryAfter: () => Number.NaN })).toBe(3);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^The retryAfter function of a direct call gave Error: oops\\nforged instead/);
+    await held.release();
+    await manager.close();
+  });
+});

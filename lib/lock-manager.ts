@@ -3,10 +3,11 @@ import { isLockError, type LockError } from './errors/lock.error.js';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockStoreError } from './errors/lock-store.error.js';
 import type { LockLostError, LockLostReason } from './errors/lock-lost.error.js';
-import type { LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
+import type { LockContention, LockDefaults, LockLogger, LockOptions } from './interfaces/lock-options.interface.js';
 import type { LockInfo } from './interfaces/lock-info.interface.js';
 import type { AcquireRequest, LockStore } from './interfaces/lock-store.interface.js';
 import { HandOverOffer } from './hand-over-offer.js';
+import { HoldTimes } from './hold-times.js';
 import { lateGrantError, type LateGrant } from './late-grant.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { LocalQueue } from './local-queue.js';
@@ -16,13 +17,23 @@ import { LockObserver, type AcquireTrace } from './lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import { clockDrift, Lock, type LeaseController } from './lock.js';
 import { backoffDelay } from './utils/backoff.js';
-import { DEFAULT_MAX_KEY_LENGTH, DEFAULT_SETTINGS, resolveSettings, type LockSettings } from './utils/lock-settings.js';
+import { checkDriftAllowance, checkHandoffWindow } from './utils/lease-bounds.js';
+import {
+  DEFAULT_MAX_KEY_LENGTH,
+  DEFAULT_SETTINGS,
+  resolveSettings,
+  validateTtl,
+  type LockSettings,
+} from './utils/lock-settings.js';
 import { encodeHolder, toLockInfo } from './utils/lock-holder.js';
+import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from './utils/option-names.js';
+import { printable } from './utils/printable.js';
 import { newToken } from './utils/token.js';
 import {
-  validateInteger,
+  validateBoolean,
   validateKey,
   validateLogger,
+  validateMaxKeyLength,
   validateOptionsObject,
   validateStore,
 } from './utils/validate-options.js';
@@ -79,21 +90,21 @@ export class LockManager {
   private readonly closeStore: boolean;
   private readonly events: LockEvents;
   private readonly observer: LockObserver;
+  private readonly holdTimes = new HoldTimes();
   private closing?: Promise<void>;
 
-  /** @throws LockConfigurationError when an option is invalid */
+  /**
+   * @throws LockConfigurationError when an option is invalid, has an unknown name, or its ttl cannot work
+   *   with the store (drift allowance, hand-off window)
+   */
   constructor(options: LockManagerOptions) {
     validateOptionsObject(options);
+    checkOptionNames(options, MANAGER_OPTIONS);
     this.store = validateStore(options.store);
     this.logger = validateLogger(options.logger);
-    this.maxKeyLength = validateInteger(
-      'maxKeyLength',
-      options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH,
-      1,
-      512 * 1024 * 1024,
-    );
+    this.maxKeyLength = validateMaxKeyLength(options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH);
     this.settings = resolveSettings(DEFAULT_SETTINGS, options);
-    this.closeStore = options.closeStore ?? true;
+    this.closeStore = validateBoolean('closeStore', options.closeStore ?? true);
     this.events = new LockEvents(this.logger);
     this.observer = new LockObserver(this.events);
     if (this.logger) logLockEvents(this.events, this.logger);
@@ -106,6 +117,8 @@ export class LockManager {
       release: (lock, keepFor) => this.releaseLease(lock, keepFor),
       drift: (ttl) => this.store.clockDrift?.(ttl) ?? clockDrift(ttl),
     };
+    checkDriftAllowance(this.settings.ttl, this.controller.drift(this.settings.ttl), 'ttl');
+    checkHandoffWindow(this.store.handoffWindow, this.settings.ttl, 'handoffWindow');
   }
 
   /**
@@ -123,9 +136,19 @@ export class LockManager {
     return this.events.on(event, listener);
   }
 
-  /** The module-wide defaults with `options` applied and checked. */
-  resolve(options?: LockOptions): LockSettings {
-    return resolveSettings(this.settings, options);
+  /**
+   * The module-wide defaults with `options` applied and checked, a ttl against the store too.
+   * @param scope where the options come from, for messages (e.g. `@WithLock(Job.run)`)
+   */
+  resolve(options?: LockOptions, scope = ''): LockSettings {
+    const settings = resolveSettings(this.settings, options, scope);
+    if (settings.ttl !== this.settings.ttl) this.checkTtl(settings.ttl, scope ? `${scope}.ttl` : 'ttl');
+    return settings;
+  }
+
+  private checkTtl(ttl: number, option: string): void {
+    checkDriftAllowance(ttl, this.controller.drift(ttl), option);
+    checkHandoffWindow(this.store.handoffWindow, ttl, option);
   }
 
   /**
@@ -135,17 +158,51 @@ export class LockManager {
    * @throws LockStoreError when the store fails, or its last grant came back too late; LockKeyError for a bad key
    */
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
-    return this.acquireWith(key, this.settingsOf(options, false));
+    return this.acquireWith(key, this.settingsOf(options, 'acquire'));
   }
 
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const attempt = await this.acquireObserved(validateKey(key, this.maxKeyLength), settings);
+    const attempt = await this.acquireObserved(this.checkedKey(key, settings), settings);
     if ('lock' in attempt) return attempt.lock;
-    throw withKeyTemplate(
+    const error = withKeyTemplate(
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
       settings.metricKey,
     );
+    error.retryAfter = this.retryAfter(error, settings);
+    throw error;
+  }
+
+  /**
+   * Whole seconds after which a refused caller may succeed: the `retryAfter` option, else the smaller of the
+   * holder's remaining lease and how long holders of the key template usually keep it, at least 1 s.
+   */
+  private retryAfter(error: LockNotAcquiredError, settings: LockSettings): number {
+    const template = error.keyTemplate;
+    const usualHoldTime = template === undefined ? undefined : this.holdTimes.usual(template);
+    const estimate = Math.max(1, Math.ceil(Math.min(error.remainingTime ?? 1000, usualHoldTime ?? Infinity) / 1000));
+    const option = settings.retryAfter;
+    if (option === undefined) return estimate;
+    if (typeof option === 'number') return option;
+    const contention: LockContention = {
+      key: error.key,
+      ...(template === undefined ? {} : { keyTemplate: template }),
+      ...(error.remainingTime === undefined ? {} : { remainingTime: error.remainingTime }),
+      ...(usualHoldTime === undefined ? {} : { usualHoldTime }),
+      waited: error.waited,
+    };
+    let chosen: unknown;
+    try {
+      chosen = option(contention);
+    } catch (failure) {
+      chosen = failure;
+    }
+    if (typeof chosen === 'number' && Number.isFinite(chosen) && chosen >= 0) return Math.ceil(chosen);
+    this.logger?.warn(
+      `The retryAfter function of ${printable(template ?? 'a direct call')} gave ${printable(String(chosen))} instead of ` +
+        `0 or more seconds; told the client ${estimate} s.`,
+    );
+    return estimate;
   }
 
   /**
@@ -154,9 +211,18 @@ export class LockManager {
    * @throws LockStoreError when the store fails
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
-    const settings = { ...this.settingsOf(options, false), wait: 0 };
-    const attempt = await this.acquireObserved(validateKey(key, this.maxKeyLength), settings);
+    const settings = { ...this.settingsOf(options, 'tryAcquire'), wait: 0 };
+    const attempt = await this.acquireObserved(this.checkedKey(key, settings), settings);
     return 'lock' in attempt ? attempt.lock : null;
+  }
+
+  /** `key` if it is usable; else a `LockKeyError` that names the key's template, for clients. */
+  private checkedKey(key: string, settings: LockSettings): string {
+    try {
+      return validateKey(key, this.maxKeyLength);
+    } catch (error) {
+      throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
+    }
   }
 
   /**
@@ -174,7 +240,7 @@ export class LockManager {
     fn: ((lock: Lock) => T | Promise<T>) | ((locks: Lock[]) => T | Promise<T>),
     options?: LockOptions,
   ): Promise<T> {
-    const settings = this.settingsOf(options, true);
+    const settings = this.settingsOf(options, 'using');
     const many = Array.isArray(keyOrKeys);
     const keys = many ? (keyOrKeys as readonly string[]) : [keyOrKeys as string];
     return this.runLocked(keys, settings, (locks) =>
@@ -343,10 +409,11 @@ export class LockManager {
     if (this.closeStore) await this.store.close();
   }
 
-  private settingsOf(options: LockOptions | undefined, scoped: boolean): LockSettings {
+  private settingsOf(options: LockOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
+    checkOptionNames(options, call === 'tryAcquire' ? TRY_OPTIONS : CALL_OPTIONS);
     const settings = this.resolve(options);
     // acquire() hands the lease to the caller, who may forget it: it is renewed only when asked
-    if (!scoped && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
+    if (call !== 'using' && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
     return settings;
   }
 
@@ -545,6 +612,7 @@ export class LockManager {
   }
 
   private async extendLease(lock: Lock, ttl: number): Promise<void> {
+    if (ttl !== lock.ttl) this.checkTtl(validateTtl('ttl', ttl), 'ttl');
     const sentAt = performance.now();
     let extended: boolean;
     try {
@@ -589,8 +657,16 @@ export class LockManager {
     }
     // the store no longer had our token: the lease ended before its holder was done, and the holder hears it
     if (!released) this.onLost(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
-    else this.observer.released(lock, keptFor);
+    else this.endHold(lock, keptFor);
     return released;
+  }
+
+  /** A lease was released: its hold (kept part included) counts towards the usual hold of its template. */
+  private endHold(lock: Lock, keptFor: number | undefined): void {
+    const template = this.observer.keyTemplateOf(lock);
+    const heldFor = this.observer.heldFor(lock);
+    if (template !== undefined && heldFor !== undefined) this.holdTimes.record(template, heldFor + (keptFor ?? 0));
+    this.observer.released(lock, keptFor);
   }
 
   private onLost(lock: Lock, reason: LockLostReason, cause?: unknown) {

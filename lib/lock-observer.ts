@@ -167,6 +167,12 @@ export class LockObserver {
     this.events.emit('skipped', { key: error.key, keyTemplate: keyTemplate ?? DIRECT_KEY_TEMPLATE, label, error });
   }
 
+  /** How long `lock` has been held, in ms, while its lease has not ended; `undefined` once it has. */
+  heldFor(lock: Lock): number | undefined {
+    const lease = lock.observed as Lease | undefined;
+    return lease && !lease.ended ? performance.now() - lease.acquiredAt : undefined;
+  }
+
   /** The key template `lock` was granted under, when it had one (not for a direct call without `metricKey`). */
   keyTemplateOf(lock: Lock): string | undefined {
     const template = (lock.observed as Lease | undefined)?.keyTemplate;

@@ -1,5 +1,6 @@
 import { Module, type Provider } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { LockExplorer } from './lock.explorer.js';
 import { LockInterceptor } from './lock.interceptor.js';
@@ -9,7 +10,9 @@ import {
   LOCK_MODULE_OPTIONS,
   OPTIONS_TYPE,
 } from './lock.module-definition.js';
+import { lockStoreProvider } from './lock-store.provider.js';
 import { LockService } from './lock.service.js';
+import { ASYNC_MODULE_OPTIONS, checkOptionNames } from './utils/option-names.js';
 import type { DynamicModule } from '@nestjs/common';
 
 /**
@@ -23,20 +26,39 @@ import type { DynamicModule } from '@nestjs/common';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LockService, LockExplorer],
+  providers: [lockStoreProvider, LockService, LockExplorer],
   exports: [LockService],
 })
 export class LockModule extends ConfigurableModuleClass {
-  /** Configures the module with options known up front. */
+  /**
+   * Configures the module with options known up front; they are checked at bootstrap, before any
+   * connection is opened (a `LockConfigurationError` names the first that cannot work).
+   */
   static forRoot(options: typeof OPTIONS_TYPE = {}): DynamicModule {
     return withInterceptor(super.forRoot(options), options.interceptor);
   }
 
   /**
-   * Configures the module from a factory, a class or an existing provider (e.g. `ConfigService`).
-   * The interceptor is registered unless the factory's options say `interceptor: false`.
+   * Configures the module from a factory, a class or an existing provider (e.g. `ConfigService`); what it
+   * returns is checked at bootstrap like the options of `forRoot()`. The interceptor is registered unless
+   * the factory's options say `interceptor: false`.
+   * @throws LockConfigurationError at once for an unknown name, or without exactly one of `useFactory`,
+   *   `useClass` and `useExisting`
    */
   static forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
+    checkOptionNames(options, ASYNC_MODULE_OPTIONS);
+    const sources = (['useFactory', 'useClass', 'useExisting'] as const).filter(
+      (name) => options?.[name] !== undefined,
+    );
+    if (sources.length !== 1) {
+      throw new LockConfigurationError(
+        sources[1] ?? 'useFactory',
+        sources.length === 0 ? undefined : options[sources[1]],
+        sources.length === 0
+          ? 'forRootAsync() needs one of useFactory, useClass or useExisting to produce the options'
+          : `give one of useFactory, useClass or useExisting, not both "${sources[0]}" and "${sources[1]}"`,
+      );
+    }
     return withInterceptor(super.forRootAsync(options), undefined);
   }
 }

@@ -8,15 +8,18 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { findNestEventEmitter, forwardLockEvents } from './lock-event-forwarder.js';
 import { LockManager } from './lock-manager.js';
-import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
+import { LOCK_MODULE_STORE, type ModuleStore } from './lock-store.provider.js';
 import { registerService, unregisterService } from './lock-registry.js';
-import { createStore } from './utils/create-store.js';
 import { LockTelemetry } from './telemetry/lock-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
-import { validateBoolean, validateTelemetry } from './utils/validate-options.js';
+
+/** What the module says at startup when it keeps locks in memory because no store was configured. */
+export const MEMORY_STORE_WARNING =
+  'No lock store configured (redis, redlock or store): locks are held in this process only (MemoryLockStore), ' +
+  'so other instances of this application do not see them and can hold the same lock at once. Configure ' +
+  '"redis" for distributed locks, or pass store: new MemoryLockStore() to say in-process locks are intended.';
 
 /**
  * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect`,
@@ -37,34 +40,26 @@ import { validateBoolean, validateTelemetry } from './utils/validate-options.js'
  */
 @Injectable()
 export class LockService extends LockManager implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
-  private readonly localOnly: boolean;
+  private readonly memoryByDefault: boolean;
   private readonly verifyOnStartup: boolean;
   private readonly telemetry: LockTelemetryOptions | false;
   private readonly detach: Array<() => void> = [];
 
-  /** @throws LockConfigurationError when an option is invalid (at bootstrap) */
+  /** @param setup the module options, checked at bootstrap, and the store built from them */
   constructor(
-    @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions,
+    @Inject(LOCK_MODULE_STORE) setup: ModuleStore,
     @Optional() private readonly moduleRef?: ModuleRef,
   ) {
-    const created = createStore(options ?? {});
-    super({
-      ...options,
-      store: created.store,
-      closeStore: created.owned,
-      logger: options?.logger ?? new Logger('LockModule'),
-    });
-    this.localOnly = created.local;
-    this.verifyOnStartup = validateBoolean('verifyOnStartup', options?.verifyOnStartup ?? true);
-    validateBoolean('exposeResolvedKeys', options?.exposeResolvedKeys ?? false);
-    this.telemetry = validateTelemetry(options?.telemetry);
+    const { options, store, owned } = setup;
+    super({ ...options.defaults, store, closeStore: owned, logger: options.logger ?? new Logger('LockModule') });
+    this.memoryByDefault = options.store.kind === 'memory';
+    this.verifyOnStartup = options.verifyOnStartup;
+    this.telemetry = options.telemetry;
   }
 
   /** Checks the store and makes the service available to `@WithLock` methods. */
   async onModuleInit(): Promise<void> {
-    if (this.localOnly) {
-      this.logger?.log?.('No Redis configured: locks are held in this process only (MemoryLockStore).');
-    }
+    if (this.memoryByDefault) this.logger?.warn(MEMORY_STORE_WARNING);
     if (this.verifyOnStartup) {
       try {
         await this.verify();

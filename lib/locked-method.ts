@@ -138,11 +138,14 @@ export class LockedMethod {
       // options name them otherwise
       const { label } = this.definition;
       const metricKey = this.templates ? (this.templates.length === 1 ? this.templates[0].template : undefined) : label;
-      settings = service.resolve({
-        label: label.slice(0, MAX_LABEL_LENGTH),
-        ...(metricKey === undefined ? {} : { metricKey: metricKey.slice(0, MAX_LABEL_LENGTH) }),
-        ...this.definition.options,
-      });
+      settings = service.resolve(
+        {
+          label: label.slice(0, MAX_LABEL_LENGTH),
+          ...(metricKey === undefined ? {} : { metricKey: metricKey.slice(0, MAX_LABEL_LENGTH) }),
+          ...this.definition.options,
+        },
+        `@WithLock(${label})`,
+      );
       this.settingsByService.set(service, settings);
     }
     return settings;

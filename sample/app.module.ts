@@ -20,8 +20,13 @@ export class AppModule {
       module: AppModule,
       imports: [
         ...infrastructure,
-        // no redis (undefined): locks live in this process only, which LockModule says at startup
-        LockModule.forRoot({ redis: config.redisUrl, keyPrefix: `${config.keyPrefix}lock:`, isGlobal: true }),
+        // no Redis: locks live in this process only, which LockModule warns about at startup (an explicit
+        // `redis: undefined` would be refused, as the sign of an unset variable)
+        LockModule.forRoot({
+          ...(config.redisUrl === undefined ? {} : { redis: config.redisUrl }),
+          keyPrefix: `${config.keyPrefix}lock:`,
+          isGlobal: true,
+        }),
         InventoryModule,
         AccountsModule,
         ReportModule,

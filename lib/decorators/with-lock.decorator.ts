@@ -7,6 +7,7 @@ import { copyMethodIdentity } from '../utils/copy-metadata.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
 import { DEFAULT_SETTINGS, resolveSettings } from '../utils/lock-settings.js';
 import { LockedMethod, type LockKeySpec } from '../locked-method.js';
+import { checkOptionNames, WITH_LOCK_OPTIONS } from '../utils/option-names.js';
 import { parameterNames } from '../utils/parameter-names.js';
 
 /** Options of `@WithLock`: the lock options plus what to do on contention and how long to hold. */
@@ -38,7 +39,8 @@ export interface WithLockOptions extends LockOptions {
  *
  * @param key a template like `'inventory:<productId>'`, an array of them (taken all or none), or a
  *   function of the method's arguments returning the key(s)
- * @throws LockConfigurationError at decoration time for malformed templates (`<a><b>`) or options, and at
+ * @throws LockConfigurationError at decoration time for malformed templates (`<a><b>`), bad option values or
+ *   unknown option names (with the closest known name), and at
  *   bootstrap for a placeholder that could come from two places or from none, naming class, method and placeholder
  * @example
  * ```ts
@@ -66,6 +68,10 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
         'it is applied twice; give one @WithLock an array of keys instead',
       );
     }
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw new LockConfigurationError(`@WithLock(${label})`, options, 'expected an options object');
+    }
+    checkOptionNames(options, WITH_LOCK_OPTIONS, `@WithLock(${label})`);
     const { onContention = 'throw', holdAtLeast, ...lockOptions } = options;
     if (onContention !== 'throw' && onContention !== 'skip') {
       throw new LockConfigurationError(`@WithLock(${label}).onContention`, onContention, "expected 'throw' or 'skip'");

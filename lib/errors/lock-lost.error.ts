@@ -1,3 +1,4 @@
+import { quoted } from '../utils/printable.js';
 import { LockError } from './lock.error.js';
 
 /**
@@ -29,6 +30,6 @@ export class LockLostError extends LockError {
     readonly reason: LockLostReason,
     options?: { cause?: unknown },
   ) {
-    super(`Lock "${key}" was lost: ${explanations[reason]}.`, options);
+    super(`Lock ${quoted(key)} was lost: ${explanations[reason]}.`, options);
   }
 }

@@ -1,8 +1,16 @@
+import { quoted } from '../utils/printable.js';
 import { LockError } from './lock.error.js';
 
 /** The lock is held by someone else and the wait policy gave up; the store itself is healthy. */
 export class LockNotAcquiredError extends LockError {
   readonly code = 'LOCK_NOT_ACQUIRED' as const;
+
+  /**
+   * Whole seconds after which a retry may succeed, as the manager judged it (the `retryAfter` option, or
+   * the smaller of the holder's remaining lease and the key template's usual hold): what clients are told
+   * in `Retry-After`.
+   */
+  retryAfter?: number;
 
   /**
    * @param key the resource that is held
@@ -16,6 +24,6 @@ export class LockNotAcquiredError extends LockError {
   ) {
     const holder = remainingTime === undefined ? '' : ` (the holder's lease ends in ${remainingTime} ms)`;
     const wait = waited > 0 ? ` after waiting ${Math.round(waited)} ms` : '';
-    super(`Lock "${key}" is held by another owner${holder}; not acquired${wait}.`);
+    super(`Lock ${quoted(key)} is held by another owner${holder}; not acquired${wait}.`);
   }
 }

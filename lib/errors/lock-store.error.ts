@@ -1,3 +1,4 @@
+import { printable, quoted } from '../utils/printable.js';
 import { LockError } from './lock.error.js';
 
 /** The lock store failed (unreachable, timed out, refused a command); says nothing about who holds the lock. */
@@ -8,14 +9,18 @@ export class LockStoreError extends LockError {
    * @param operation what we were doing (`acquire`, `release`, ...)
    * @param key the resource concerned, when there is one
    * @param cause the client's own error
+   * @param detail why, in words, when the cause alone does not say it; it may name Redis keys (they carry
+   *   the resolved key), so what goes to spans without `resolvedKeys` does not use it when there is a cause
    */
   constructor(
     readonly operation: string,
     readonly key: string | undefined,
     cause: unknown,
-    detail?: string,
+    readonly detail?: string,
   ) {
     const reason = detail ?? (cause instanceof Error ? cause.message : String(cause));
-    super(`Lock store failed to ${operation}${key === undefined ? '' : ` "${key}"`}: ${reason}`, { cause });
+    super(`Lock store failed to ${operation}${key === undefined ? '' : ` ${quoted(key)}`}: ${printable(reason)}`, {
+      cause,
+    });
   }
 }

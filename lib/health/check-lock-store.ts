@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { LockStore, LockStoreHealth } from '../interfaces/lock-store.interface.js';
 import { MAX_DURATION } from '../utils/duration.js';
+import { checkOptionNames, HEALTH_CHECK_OPTIONS } from '../utils/option-names.js';
 import { validateInteger } from '../utils/validate-options.js';
 
 /** A key no lock uses: stores without `health()` are probed by reading it. */
@@ -37,9 +38,10 @@ export type LockStoreStatus =
  * Checks that a lock store answers, within `timeout` ms: `store.health()` where the store has it (Redis:
  * reachable, scripts cached), else a read of an unused key. Resolves (never rejects) within the timeout;
  * the reason of a failure names no token.
- * @throws LockConfigurationError when `timeout` is not a whole number of ms from 1
+ * @throws LockConfigurationError when `timeout` is not a whole number of ms from 1, or for an unknown option
  */
 export async function checkLockStore(store: LockStore, options: LockStoreCheckOptions = {}): Promise<LockStoreStatus> {
+  checkOptionNames(options, HEALTH_CHECK_OPTIONS);
   const timeout = validateInteger('timeout', options.timeout ?? DEFAULT_HEALTH_TIMEOUT, 1, MAX_DURATION);
   const name = store.constructor?.name || 'LockStore';
   const started = performance.now();

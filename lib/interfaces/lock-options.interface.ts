@@ -1,9 +1,40 @@
 import type { Duration } from '../utils/duration.js';
 import type { BackoffOptions } from '../utils/backoff.js';
 
+/**
+ * What a `retryAfter` function is told about a refused acquisition, to choose how many seconds a client
+ * should wait before it tries again.
+ */
+export interface LockContention {
+  /** The resource that is held (the resolved key: keep it out of what you send to clients). */
+  readonly key: string;
+  /** The key's bounded name (`@WithLock` template or `metricKey`), when it has one. */
+  readonly keyTemplate?: string;
+  /** The holder's remaining lease in ms, when the store told it. */
+  readonly remainingTime?: number;
+  /**
+   * How long holders of this key template usually keep it, in ms, from the holds this process saw end
+   * (a smoothed average plus four times the smoothed deviation); `undefined` before the first one.
+   */
+  readonly usualHoldTime?: number;
+  /** How long this caller waited before giving up, in ms. */
+  readonly waited: number;
+}
+
+/**
+ * The `Retry-After` of a refused acquisition, in whole seconds (`0` or more), or a function of the
+ * contention that returns it. By default: the smaller of the holder's remaining lease and how long
+ * holders of that key template usually keep it, at least 1 s.
+ */
+export type RetryAfter = number | ((contention: LockContention) => number);
+
 /** How one acquisition behaves; every field falls back to the module's defaults. */
 export interface LockOptions {
-  /** Lease length: how long the lock survives its holder if the holder crashes. @default '30s' */
+  /**
+   * Lease length: how long the lock survives its holder if the holder crashes. At least 100 ms, more than
+   * three times the store's clock-drift allowance, and at least twice the store's `handoffWindow` (see
+   * README, Options). @default '30s'
+   */
   readonly ttl?: Duration;
   /** How long to wait for a held lock before giving up; `0` fails at once. @default 0 */
   readonly wait?: Duration;
@@ -24,6 +55,12 @@ export interface LockOptions {
    * @default the key template for `@WithLock`, `'direct'` for direct calls
    */
   readonly metricKey?: string;
+  /**
+   * What a refused acquisition tells clients to wait before retrying (`Retry-After`, `retryAfter` in the
+   * error payload): whole seconds, or a function of the contention. @default the holder's remaining lease
+   * or the key template's usual hold, whichever is smaller, at least 1 s
+   */
+  readonly retryAfter?: RetryAfter;
 }
 
 /** Defaults shared by every acquisition of one manager or module. */
@@ -40,6 +77,8 @@ export interface LockDefaults {
   readonly fencing?: boolean;
   /** Longest accepted key, in UTF-8 bytes (before the prefix). @default 1024 */
   readonly maxKeyLength?: number;
+  /** @default the holder's remaining lease or the key template's usual hold, whichever is smaller, at least 1 s */
+  readonly retryAfter?: RetryAfter;
 }
 
 /** The logger the manager reports to (Nest's `Logger` fits). */

@@ -133,6 +133,12 @@ export interface LockStore {
    * own rule (Redlock's `driftFactor`). Without it: 1 % of the lease plus 2 ms.
    */
   clockDrift?(ttl: number): number;
+  /**
+   * Optional: for how many ms a contended release reserves the key for the process first in line (the
+   * hand-off window). The manager keeps every ttl at least twice as long, so that a process that died
+   * while first in line costs the others clearly less than a crashed holder does.
+   */
+  readonly handoffWindow?: number;
   /** Frees what the store owns (connections it opened, timers); never a client the user passed in. */
   close(): Promise<void>;
 }

@@ -13,10 +13,14 @@ import type {
   LockStoreVerification,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
+import { MAX_DURATION } from '../utils/duration.js';
 import { keySlot } from '../utils/key-slot.js';
+import { checkOptionNames, REDIS_STORE_OPTIONS } from '../utils/option-names.js';
+import { quoted } from '../utils/printable.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
-import { validateBoolean, validateKeyPrefix } from '../utils/validate-options.js';
+import { validateBoolean, validateInteger, validateKeyPrefix } from '../utils/validate-options.js';
 import { closeClient } from './close-client.js';
+import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
 import { labelOfServer } from './node-label.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
@@ -36,7 +40,10 @@ import { ACQUIRE, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts.js';
 export interface RedisLockStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. */
   readonly client: Redis | Cluster;
-  /** Namespace of every key and channel. Must not contain `{` or `}`. @default 'lock:' */
+  /**
+   * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see README, Options).
+   * @default 'lock:'
+   */
   readonly keyPrefix?: string;
   /** Close `client` on `close()`: only for a client the store's creator made for it. @default false */
   readonly ownsClient?: boolean;
@@ -44,7 +51,9 @@ export interface RedisLockStoreOptions {
   readonly releaseNotices?: boolean;
   /**
    * After releasing a key that other processes wait for, reserve it against this store for this many ms
-   * so a waiter elsewhere takes it next instead of this process re-taking it. `0` turns it off.
+   * so a waiter elsewhere takes it next instead of this process re-taking it. `0` turns it off. A manager
+   * using the store keeps every ttl at least twice as long (a waiter that died first in line costs the
+   * others one window, which must stay well below what a crashed holder costs).
    * @default 20
    */
   readonly handoffWindow?: number;
@@ -66,6 +75,56 @@ export interface RedisLockStoreOptions {
 }
 
 const WRONG_TYPE = /WRONGTYPE/;
+/** The hand-off window of a store that sets none, in ms. */
+export const DEFAULT_HANDOFF_WINDOW = 20;
+/** The type of value each key of a resource holds, as Redis `TYPE` names it. */
+const KEY_TYPES: Readonly<Record<Exclude<keyof ResourceKeys, 'channel'>, string>> = {
+  lock: 'string',
+  fence: 'string',
+  holder: 'string',
+  line: 'list',
+};
+/** The keys each operation's commands touch: where a WRONGTYPE can come from. */
+const KEYS_TOUCHED: Readonly<Record<string, ReadonlyArray<keyof typeof KEY_TYPES>>> = {
+  acquire: ['lock', 'fence', 'holder', 'line'],
+  // a release may be a hand-over, which grants the next lease (and fence) in the same script
+  release: ['lock', 'fence', 'holder', 'line'],
+  'leave the line of': ['line'],
+  extend: ['lock', 'holder'],
+  renew: ['lock', 'holder'],
+  inspect: ['lock', 'fence', 'holder'],
+};
+
+/** {@link RedisLockStoreOptions} other than the client, checked. */
+export interface RedisStoreSettings {
+  readonly keyPrefix: string;
+  readonly handoffWindow: number;
+  readonly releaseNotices: boolean;
+  readonly replicaAck?: ReplicaAck;
+  readonly acceptEvictionRisk: boolean;
+}
+
+/**
+ * Checks every option of a {@link RedisLockStore} except the client, so that a module can refuse bad
+ * options before it opens a connection.
+ * @param commandTimeout the client's `commandTimeout`, which a `replicaAck.timeout` must stay under
+ * @throws LockConfigurationError naming the option
+ */
+export function checkRedisStoreOptions(
+  options: Omit<RedisLockStoreOptions, 'client'>,
+  commandTimeout: number | undefined,
+): RedisStoreSettings {
+  checkOptionNames(options, REDIS_STORE_OPTIONS);
+  if (options.ownsClient !== undefined) validateBoolean('ownsClient', options.ownsClient);
+  const replicaAck = resolveReplicaAck(options.replicaAck, commandTimeout);
+  return {
+    keyPrefix: validateKeyPrefix(options.keyPrefix ?? 'lock:'),
+    handoffWindow: validateInteger('handoffWindow', options.handoffWindow ?? DEFAULT_HANDOFF_WINDOW, 0, MAX_DURATION),
+    releaseNotices: validateBoolean('releaseNotices', options.releaseNotices ?? true),
+    ...(replicaAck === undefined ? {} : { replicaAck }),
+    acceptEvictionRisk: validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false),
+  };
+}
 /** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
 export const SUBSCRIPTION_LINGER = 2000;
 /** The least a key's line of waiting processes lives after it starts (waits longer than this set it longer). */
@@ -79,33 +138,32 @@ const CLUSTER_READY_TIMEOUT = 10_000;
  */
 export class RedisLockStore implements LockStore {
   readonly client: Redis | Cluster;
+  /** How long a contended release reserves the key for the process first in line, in ms. */
+  readonly handoffWindow: number;
   private readonly prefix: string;
   private readonly owner = randomBytes(8).toString('hex');
   private readonly subscriber?: ReleaseSubscriber;
-  private readonly handoffWindow: number;
   private readonly publishCommand: string;
   private readonly replicaAck?: ReplicaAck;
   private readonly acceptEvictionRisk: boolean;
+  /** The connection errors of a client we own, from its first attempt on (a client of yours is left alone). */
+  private readonly connection?: ConnectionWatch;
   private closed = false;
 
+  /** @throws LockConfigurationError when an option is invalid or has an unknown name */
   constructor(private readonly options: RedisLockStoreOptions) {
     if (!options?.client || typeof options.client.evalsha !== 'function') {
-      throw new LockConfigurationError('redis', options?.client, 'expected an ioredis Redis or Cluster instance');
+      throw new LockConfigurationError('client', options?.client, 'expected an ioredis Redis or Cluster instance');
     }
     this.client = options.client;
-    this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
-    this.handoffWindow = options.handoffWindow ?? 20;
-    if (!Number.isInteger(this.handoffWindow) || this.handoffWindow < 0) {
-      throw new LockConfigurationError(
-        'handoffWindow',
-        options.handoffWindow,
-        'expected a whole number of ms, 0 or more',
-      );
-    }
-    this.replicaAck = resolveReplicaAck(options.replicaAck, this.client);
-    this.acceptEvictionRisk = validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false);
+    const settings = checkRedisStoreOptions(options, commandTimeoutOf(this.client));
+    this.prefix = settings.keyPrefix;
+    this.handoffWindow = settings.handoffWindow;
+    this.replicaAck = settings.replicaAck;
+    this.acceptEvictionRisk = settings.acceptEvictionRisk;
+    if (options.ownsClient) this.connection = new ConnectionWatch(this.client);
     const cluster = isCluster(this.client);
-    const notices = options.releaseNotices ?? true;
+    const notices = settings.releaseNotices;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
     if (notices) {
       this.subscriber = new ReleaseSubscriber(
@@ -265,7 +323,7 @@ export class RedisLockStore implements LockStore {
   async verify(): Promise<LockStoreVerification> {
     const checks: EvictionCheck[] = [];
     if (!isCluster(this.client)) {
-      await this.verifyNode(this.client);
+      await this.verifyServer(this.client);
       checks.push(await checkEviction(this.client, labelOfServer(this.client)));
     } else {
       for (const master of await this.masters(this.client)) {
@@ -273,12 +331,8 @@ export class RedisLockStore implements LockStore {
         try {
           await master.ping();
         } catch (error) {
-          throw new LockStoreError(
-            'reach',
-            undefined,
-            error,
-            `master ${address} does not answer PING (${message(error)})`,
-          );
+          const reason = describeConnectionFailure(error, master.options.commandTimeout) ?? message(error);
+          throw new LockStoreError('reach', undefined, error, `master ${address} does not answer PING (${reason})`);
         }
         await this.verifyNode(master, ` on master ${address}`);
         checks.push(await checkEviction(master, `master ${address}`));
@@ -287,11 +341,36 @@ export class RedisLockStore implements LockStore {
     return { warnings: judgeEviction(checks, this.acceptEvictionRisk) };
   }
 
-  private async verifyNode(node: Redis, where = ''): Promise<void> {
+  /**
+   * Loads the scripts on a single server; when it cannot be reached, says which one (`host:port`, never
+   * credentials) and why (`ECONNREFUSED`, a timeout, `NOAUTH`, `WRONGPASS`), which ioredis reports only
+   * through its `error` events.
+   */
+  private async verifyServer(client: Redis): Promise<void> {
+    // on a client of yours, listen only while checking: a listener of ours would silence ioredis' own warning
+    const connection = this.connection ?? new ConnectionWatch(client);
+    try {
+      await this.verifyNode(client, ` on ${labelOfServer(client)}`, connection);
+    } finally {
+      if (connection !== this.connection) connection.stop();
+    }
+  }
+
+  private async verifyNode(node: Redis, where: string, connection?: ConnectionWatch): Promise<void> {
     for (const script of ALL_SCRIPTS) {
       try {
         await node.script('LOAD', script.lua);
       } catch (error) {
+        const cause = connection?.causeOf(error) ?? error;
+        const unreachable = describeConnectionFailure(cause, node.options.commandTimeout);
+        if (unreachable !== undefined) {
+          throw new LockStoreError(
+            `reach Redis at ${labelOfServer(node)}`,
+            undefined,
+            withoutArguments(cause),
+            unreachable,
+          );
+        }
         const detail = /NOPERM/.test(message(error))
           ? `the Redis user may not run scripts${where} (${message(error)}); grant it +evalsha +eval +script|load, or +@scripting`
           : `${message(error)}${where}`;
@@ -365,6 +444,7 @@ export class RedisLockStore implements LockStore {
     this.closed = true;
     await this.subscriber?.close();
     if (this.options.ownsClient) await closeClient(this.client);
+    this.connection?.stop();
   }
 
   /**
@@ -385,10 +465,12 @@ export class RedisLockStore implements LockStore {
       const failure = new LockStoreError('renew', undefined, withoutArguments(error));
       return renewals.map(() => failure);
     }
-    const outcomes = replies.map((reply, index) =>
-      reply instanceof Error
-        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
-        : reply === 1,
+    const outcomes = await Promise.all(
+      replies.map((reply, index) =>
+        reply instanceof Error
+          ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
+          : reply === 1,
+      ),
     );
     const extended = renewals.filter((_renewal, index) => outcomes[index] === true);
     if (!this.replicaAck || extended.length === 0) return outcomes;
@@ -433,7 +515,9 @@ export class RedisLockStore implements LockStore {
         renewals.map((renewal) => this.keysOf(renewal.key).lock),
       );
     } catch (error) {
-      return renewals.map((renewal) => this.storeError('renew', renewal.key, this.keysOf(renewal.key), error));
+      return Promise.all(
+        renewals.map((renewal) => this.storeError('renew', renewal.key, this.keysOf(renewal.key), error)),
+      );
     }
     return renewals.map((renewal, index) => {
       if (outcome.holders[index] !== renewal.token) return false;
@@ -469,17 +553,45 @@ export class RedisLockStore implements LockStore {
     try {
       return await command();
     } catch (error) {
-      throw this.storeError(operation, key, keys, error);
+      throw await this.storeError(operation, key, keys, error);
     }
   }
 
-  private storeError(operation: string, key: string, keys: ResourceKeys, error: unknown): LockStoreError {
-    const message = error instanceof Error ? error.message : String(error);
-    const detail = WRONG_TYPE.test(message)
-      ? `Redis key "${keys.lock}" (or "${keys.fence}") exists but holds another type of value, not a lock; ` +
-        'another part of the application uses this name: change keyPrefix or the key'
-      : undefined;
+  private async storeError(
+    operation: string,
+    key: string,
+    keys: ResourceKeys,
+    error: unknown,
+  ): Promise<LockStoreError> {
+    const detail = WRONG_TYPE.test(message(error)) ? await this.wrongTypeDetail(operation, keys) : undefined;
     return new LockStoreError(operation, key, withoutArguments(error), detail);
+  }
+
+  /**
+   * Which key of the resource holds another type of value than the one the store keeps there, asked with
+   * `TYPE` (Redis does not say which key a WRONGTYPE is about), for a message that names exactly that key.
+   */
+  private async wrongTypeDetail(operation: string, keys: ResourceKeys): Promise<string> {
+    const touched = KEYS_TOUCHED[operation] ?? (Object.keys(KEY_TYPES) as Array<keyof typeof KEY_TYPES>);
+    const advice = 'another part of the application uses this name: change keyPrefix or the key';
+    try {
+      const pipeline = this.client.pipeline();
+      for (const field of touched) pipeline.type(keys[field]);
+      const types = ((await pipeline.exec()) ?? []).map(([failure, type]) => (failure ? undefined : type));
+      const wrong = touched
+        .map((field, index) => ({ name: keys[field], type: types[index], expected: KEY_TYPES[field] }))
+        .filter(({ type, expected }) => type !== undefined && type !== 'none' && type !== expected);
+      if (wrong.length > 0) {
+        const described = wrong.map(
+          ({ name, type, expected }) =>
+            `Redis key ${quoted(name)} holds another type of value (a ${type}, where the store keeps a ${expected})`,
+        );
+        return `${described.join('; ')}; ${advice}`;
+      }
+    } catch {
+      // the probe failed too: fall back to naming every key the operation touched
+    }
+    return `one of the Redis keys ${touched.map((field) => quoted(keys[field])).join(', ')} holds another type of value than a lock's; ${advice}`;
   }
 }
 
@@ -507,6 +619,11 @@ function subscriberClient(client: Redis | Cluster): Redis | Cluster {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function commandTimeoutOf(client: Redis | Cluster): number | undefined {
+  const options = isCluster(client) ? client.options.redisOptions : client.options;
+  return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
 }
 
 function isCluster(client: Redis | Cluster): client is Cluster {

@@ -1,5 +1,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { ConnectionWatch } from './connection-failure.js';
+import { loadIoredis } from './load-ioredis.js';
 import { labelOfOptions } from './node-label.js';
 
 /**
@@ -13,6 +15,11 @@ export interface ConnectedNode {
   readonly client: Redis;
   readonly label: string;
   readonly owned: boolean;
+  /**
+   * The error behind a command's failure on this node: for a connection the store opened, the last error
+   * the connection itself reported (`ECONNREFUSED`, a refused `AUTH`) when the command only says it gave up.
+   */
+  connectionError(commandError: unknown): unknown;
 }
 
 /** A node that passed the checks, not yet connected. */
@@ -24,9 +31,10 @@ export type CheckedNode =
 /**
  * Defaults of a connection the store opens itself: a command queued while its node is down is failed
  * after one reconnect attempt instead of twenty, so an outage does not pile commands up for minutes
- * (the store stops waiting after its per-node timeout anyway).
+ * (the store stops waiting after its per-node timeout anyway); it connects on its first command, so a
+ * store that is never used (a bootstrap that failed elsewhere) opens nothing.
  */
-const OWNED_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1 };
+const OWNED_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, lazyConnect: true };
 
 /**
  * Checks the `nodes` option without connecting: an odd number of at least 3 distinct nodes, each a
@@ -69,16 +77,18 @@ export async function connectNodes(nodes: readonly CheckedNode[]): Promise<Conne
     client: node.client,
     label: node.label,
     owned: false,
+    connectionError: (error) => error,
   });
   if (nodes.every((node) => node.kind === 'client')) return nodes.map(given);
-  const { Redis: Client } = await import('ioredis');
+  const { Redis: Client } = await loadIoredis('nodes', nodes.find((node) => node.kind !== 'client')?.label);
   return nodes.map((node) => {
     if (node.kind === 'client') return given(node);
     const client =
       node.kind === 'url' ? new Client(node.url, OWNED_DEFAULTS) : new Client({ ...OWNED_DEFAULTS, ...node.options });
-    // else ioredis prints every failed reconnect to a dead node; failures reach us through our commands
-    client.on('error', () => undefined);
-    return { client, label: node.label, owned: true };
+    // else ioredis prints every failed reconnect to a dead node; failures reach us through our commands,
+    // and the last one explains a command that gave up
+    const connection = new ConnectionWatch(client);
+    return { client, label: node.label, owned: true, connectionError: (error) => connection.causeOf(error) };
   });
 }
 

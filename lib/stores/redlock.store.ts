@@ -13,21 +13,25 @@ import type {
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
 import { MAX_DURATION } from '../utils/duration.js';
+import { checkOptionNames, REDLOCK_STORE_OPTIONS } from '../utils/option-names.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../utils/validate-options.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
 import { FanInWatch } from './fan-in-watch.js';
 import { NotifiableWatch } from './notifiable-watch.js';
-import { countAnswers, sendToAll, type NodeReply } from './quorum-round.js';
+import { describeConnectionFailure } from './connection-failure.js';
+import { countAnswers, NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';
 import {
   checkDistinctServers,
   checkNodes,
   connectNodes,
   identifyServer,
+  type CheckedNode,
   type ConnectedNode,
   type RedlockNode,
 } from './redlock-nodes.js';
 import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
+import { DEFAULT_HANDOFF_WINDOW } from './redis.store.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { runScript } from './script-runner.js';
@@ -43,11 +47,15 @@ export interface RedlockStoreOptions {
    * the store; URLs and options become connections the store owns and closes.
    */
   readonly nodes: readonly RedlockNode[];
-  /** Namespace of every key and channel. Must not contain `{` or `}`. @default 'lock:' */
+  /**
+   * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see README, Options).
+   * @default 'lock:'
+   */
   readonly keyPrefix?: string;
   /**
    * Share of the TTL allowed for the clocks of the nodes running at different rates; a grant is valid for
-   * `ttl - elapsed - (ttl * driftFactor + 2 ms)`. @default 0.01
+   * `ttl - elapsed - (ttl * driftFactor + 2 ms)`. Below 1/3: a lease is renewed at a third of its ttl, and
+   * must still be valid then. @default 0.01
    */
   readonly driftFactor?: number;
   /**
@@ -59,7 +67,8 @@ export interface RedlockStoreOptions {
   readonly releaseNotices?: boolean;
   /**
    * After releasing a key that other processes wait for, reserve it against this store for this many ms
-   * so a waiter elsewhere takes it next instead of this process re-taking it. `0` turns it off.
+   * so a waiter elsewhere takes it next instead of this process re-taking it. `0` turns it off. A manager
+   * using the store keeps every ttl at least twice as long.
    * @default 20
    */
   readonly handoffWindow?: number;
@@ -70,6 +79,54 @@ export interface RedlockStoreOptions {
    */
   readonly acceptEvictionRisk?: boolean;
 }
+
+/** {@link RedlockStoreOptions} checked, the nodes not yet connected. */
+export interface RedlockStoreSettings {
+  readonly nodes: readonly CheckedNode[];
+  readonly keyPrefix: string;
+  readonly driftFactor: number;
+  readonly timeout: number;
+  readonly releaseNotices: boolean;
+  readonly handoffWindow: number;
+  readonly acceptEvictionRisk: boolean;
+}
+
+/**
+ * Checks every option of a {@link RedlockStore} without connecting to anything.
+ * @throws LockConfigurationError naming the option
+ */
+export function checkRedlockStoreOptions(options: RedlockStoreOptions): RedlockStoreSettings {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigurationError('redlock', options, 'expected an options object with `nodes`');
+  }
+  checkOptionNames(options, REDLOCK_STORE_OPTIONS);
+  const driftFactor = options.driftFactor ?? DEFAULT_DRIFT_FACTOR;
+  if (typeof driftFactor !== 'number' || !(driftFactor >= 0 && driftFactor < 1 / 3)) {
+    throw new LockConfigurationError(
+      'driftFactor',
+      options.driftFactor,
+      'expected a number from 0 up to (not including) 1/3, the share of a TTL allowed for clock drift: a lease ' +
+        'is renewed at a third of its ttl, and must still be valid then',
+    );
+  }
+  return {
+    nodes: checkNodes(options.nodes),
+    keyPrefix: validateKeyPrefix(options.keyPrefix ?? 'lock:'),
+    driftFactor,
+    timeout: validateInteger('timeout', options.timeout ?? 200, 1, MAX_DURATION),
+    releaseNotices: validateBoolean('releaseNotices', options.releaseNotices ?? true),
+    handoffWindow: validateInteger('handoffWindow', options.handoffWindow ?? DEFAULT_HANDOFF_WINDOW, 0, MAX_DURATION),
+    acceptEvictionRisk: validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false),
+  };
+}
+
+/** The drift allowance of a `ttl` ms lease with `driftFactor`: `ttl * driftFactor + 2 ms`. */
+export function redlockClockDrift(ttl: number, driftFactor: number): number {
+  return Math.floor(ttl * driftFactor) + 2;
+}
+
+/** @default 0.01 */
+const DEFAULT_DRIFT_FACTOR = 0.01;
 
 type AcquireReply = readonly [granted: number, value: number];
 type InspectReply = readonly [token: string | null, pttl: number, fence: string | null, holder: string | null];
@@ -108,7 +165,8 @@ export class RedlockStore implements LockStore {
   private readonly prefix: string;
   private readonly driftFactor: number;
   private readonly timeout: number;
-  private readonly handoffWindow: number;
+  /** How long a contended release reserves the key against this process, in ms. */
+  readonly handoffWindow: number;
   private readonly acceptEvictionRisk: boolean;
   private readonly publishCommand: string;
   private readonly owner = randomBytes(8).toString('hex');
@@ -116,25 +174,19 @@ export class RedlockStore implements LockStore {
   private readonly watches = new Set<FanInWatch>();
   private closed = false;
 
-  /** @throws LockConfigurationError when an option is invalid, before any connection is opened */
+  /**
+   * @throws LockConfigurationError when an option is invalid or has an unknown name, before any connection
+   *   is opened
+   */
   constructor(options: RedlockStoreOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new LockConfigurationError('redlock', options, 'expected an options object with `nodes`');
-    }
-    const checked = checkNodes(options.nodes);
-    this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
-    this.driftFactor = options.driftFactor ?? 0.01;
-    if (typeof this.driftFactor !== 'number' || !(this.driftFactor >= 0 && this.driftFactor < 1)) {
-      throw new LockConfigurationError(
-        'driftFactor',
-        options.driftFactor,
-        'expected a number from 0 up to (not including) 1, the share of a TTL allowed for clock drift',
-      );
-    }
-    this.timeout = validateInteger('timeout', options.timeout ?? 200, 1, MAX_DURATION);
-    this.handoffWindow = validateInteger('handoffWindow', options.handoffWindow ?? 20, 0, MAX_DURATION);
-    const notices = validateBoolean('releaseNotices', options.releaseNotices ?? true);
-    this.acceptEvictionRisk = validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false);
+    const settings = checkRedlockStoreOptions(options);
+    const checked = settings.nodes;
+    this.prefix = settings.keyPrefix;
+    this.driftFactor = settings.driftFactor;
+    this.timeout = settings.timeout;
+    this.handoffWindow = settings.handoffWindow;
+    this.acceptEvictionRisk = settings.acceptEvictionRisk;
+    const notices = settings.releaseNotices;
     this.publishCommand = notices ? 'PUBLISH' : '';
     this.quorum = Math.floor(checked.length / 2) + 1;
     this.labels = checked.map((node) => node.label);
@@ -428,7 +480,7 @@ export class RedlockStore implements LockStore {
 
   /** The drift allowance of a `ttl` ms lease: `ttl * driftFactor + 2 ms`; holders count their validity with it. */
   clockDrift(ttl: number): number {
-    return Math.floor(ttl * this.driftFactor) + 2;
+    return redlockClockDrift(ttl, this.driftFactor);
   }
 
   /**
@@ -460,9 +512,25 @@ export class RedlockStore implements LockStore {
   /** Each failing node with its reason, for messages. */
   private failures(replies: readonly NodeReply<unknown>[]): string {
     return replies
-      .map((reply, index) => (reply.state === 'ok' ? undefined : `${this.labels[index]}: ${failureOf(reply)}`))
+      .map((reply, index) =>
+        reply.state === 'ok' ? undefined : `${this.labels[index]}: ${this.failureOfNode(reply, index)}`,
+      )
       .filter((text) => text !== undefined)
       .join('; ');
+  }
+
+  /**
+   * Why node `index` failed: for a command given up while the node reconnects, or timed out meanwhile, the
+   * node's own connection error says why (`connection refused (ECONNREFUSED)`, a refused `AUTH`).
+   */
+  private failureOfNode(reply: NodeReply<unknown>, index: number): string {
+    if (reply.state === 'failed') {
+      const cause = this.nodes?.[index]?.connectionError(reply.error) ?? reply.error;
+      const silent = cause === reply.error && reply.error instanceof NodeTimeoutError;
+      const described = silent ? undefined : describeConnectionFailure(cause);
+      if (described !== undefined) return described;
+    }
+    return failureOf(reply);
   }
 }
 

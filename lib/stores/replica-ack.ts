@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
+import { checkOptionNames, REPLICA_ACK_OPTIONS } from '../utils/option-names.js';
 import { validateInteger } from '../utils/validate-options.js';
 
 /**
@@ -31,9 +32,10 @@ export interface ReplicaAckOutcome {
 
 /**
  * Checks the `replicaAck` option against the client it will run on.
+ * @param commandTimeout the client's `commandTimeout` in ms, when it has one
  * @throws LockConfigurationError naming the field that cannot work
  */
-export function resolveReplicaAck(value: unknown, client: Redis | Cluster): ReplicaAck | undefined {
+export function resolveReplicaAck(value: unknown, commandTimeout: number | undefined): ReplicaAck | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new LockConfigurationError(
@@ -42,10 +44,10 @@ export function resolveReplicaAck(value: unknown, client: Redis | Cluster): Repl
       'expected { replicas, timeout }, e.g. { replicas: 1, timeout: 50 }',
     );
   }
+  checkOptionNames(value, REPLICA_ACK_OPTIONS, 'replicaAck');
   const options = value as ReplicaAckOptions;
   const replicas = validateInteger('replicaAck.replicas', options.replicas, 1);
   const timeout = toMilliseconds(options.timeout, 'replicaAck.timeout');
-  const commandTimeout = commandTimeoutOf(client);
   if (commandTimeout !== undefined && timeout >= commandTimeout) {
     throw new LockConfigurationError(
       'replicaAck.timeout',
@@ -75,9 +77,4 @@ export async function awaitReplicas(
     return value;
   });
   return { acknowledged: Number(values[0]), holders: values.slice(1) as Array<string | null> };
-}
-
-function commandTimeoutOf(client: Redis | Cluster): number | undefined {
-  const options = (client as Cluster).isCluster ? (client as Cluster).options.redisOptions : (client as Redis).options;
-  return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
 }

@@ -1,9 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import type { Attributes, Counter, Histogram, ObservableCallback, Observable, Span, Tracer } from '@opentelemetry/api';
+import type { LockError } from '../errors/lock.error.js';
+import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 import type { LockEventListener, LockEventName, LockStoreErrorEvent } from '../lock-events.js';
 import type { Lock } from '../lock.js';
 import { DIRECT_KEY_TEMPLATE } from '../lock-observer.js';
+import { failureKind } from '../utils/failure-kind.js';
+import { quoted } from '../utils/printable.js';
+import { validateTelemetry } from '../utils/validate-options.js';
 import { loadOpenTelemetry, type OpenTelemetryApi } from './load-opentelemetry.js';
 
 /** The instrumentation scope (meter and tracer name) of every metric and span. */
@@ -97,11 +102,13 @@ export class LockTelemetry {
    * Instruments `locks` through `@opentelemetry/api`.
    * @returns the instrumentation, or `undefined` when `@opentelemetry/api` is not installed or both
    *   metrics and traces are off
+   * @throws LockConfigurationError for a switch that is not a boolean, or an unknown option name
    */
   static async attach(
     locks: InstrumentableLocks,
     options: LockTelemetryOptions = {},
   ): Promise<LockTelemetry | undefined> {
+    if (validateTelemetry(options) === false) return undefined;
     if (options.metrics === false && options.traces === false) return undefined;
     const api = await loadOpenTelemetry();
     return api ? new LockTelemetry(api, locks, options) : undefined;
@@ -174,7 +181,7 @@ export class LockTelemetry {
       m?.holdDuration.record(event.holdTime / 1000, { ...attributes, 'lock.outcome': 'lost' });
       this.endHold(event.lock)
         ?.setAttributes({ 'lock.outcome': 'lost', 'lock.lost.reason': event.reason })
-        .setStatus({ code: api.SpanStatusCode.ERROR, message: this.bounded(event.error.message, event) })
+        .setStatus({ code: api.SpanStatusCode.ERROR, message: this.describe(event.error, event).message })
         .end();
     });
     on('late-grant', (event) => m?.lateGrants.add(1, this.attributes(event)));
@@ -185,13 +192,9 @@ export class LockTelemetry {
       const span = this.acquireSpan(event.waitTime ?? 0, { ...this.attributes(event), 'lock.acquired': false }, false);
       const { error } = event;
       // the exception event carries the message and stack, which name the key: bounded like the attributes
-      span?.recordException({
-        code: error.code,
-        name: error.name,
-        message: this.bounded(error.message, event),
-        ...(error.stack === undefined ? {} : { stack: this.bounded(error.stack, event) }),
-      });
-      span?.setStatus({ code: api.SpanStatusCode.ERROR, message: this.bounded(error.message, event) }).end();
+      const { message, stack } = this.describe(error, event);
+      span?.recordException({ code: error.code, name: error.name, message, ...(stack === undefined ? {} : { stack }) });
+      span?.setStatus({ code: api.SpanStatusCode.ERROR, message }).end();
     });
   }
 
@@ -217,10 +220,27 @@ export class LockTelemetry {
     return attributes;
   }
 
-  /** `text` with the resolved key, quoted as errors quote it, replaced by its key template unless `resolvedKeys`. */
-  private bounded(text: string, event: { key: string; keyTemplate?: string }): string {
-    if (this.options.resolvedKeys) return text;
-    return text.split(`"${event.key}"`).join(`"${event.keyTemplate ?? DIRECT_KEY_TEMPLATE}"`);
+  /**
+   * What a span may say about `error`: its message and stack as they are with `resolvedKeys`; else with the
+   * key template where the message quotes the resolved key, and, for a store failure with a cause, the kind
+   * of failure (`WRONGTYPE`, `ECONNREFUSED`, `timeout`) instead of its detail, which may name Redis keys.
+   */
+  private describe(
+    error: LockError,
+    event: { key: string; keyTemplate?: string },
+  ): { message: string; stack?: string } {
+    if (this.options.resolvedKeys) return { message: error.message, stack: error.stack };
+    const template = quoted(event.keyTemplate ?? DIRECT_KEY_TEMPLATE);
+    let message: string;
+    if (error instanceof LockStoreError) {
+      const reason = error.cause === undefined ? error.detail : (failureKind(error.cause) ?? 'failed');
+      message = `Lock store failed to ${error.operation} ${template}: ${reason ?? 'failed'}`;
+    } else {
+      message = error.message.split(quoted(event.key)).join(template);
+    }
+    // the stack's first lines repeat the message; only the frames after it are kept
+    const frames = error.stack?.indexOf('\n    at ') ?? -1;
+    return frames < 0 ? { message } : { message, stack: `${error.name}: ${message}${error.stack?.slice(frames)}` };
   }
 
   private storeErrorAttributes(event: LockStoreErrorEvent): Attributes {

@@ -1,15 +1,19 @@
 import type { Cluster } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
 import type { RedisLockStore } from '../stores/redis.store.js';
 import { createStore } from './create-store.js';
+import { checkModuleOptions } from './module-options.js';
+
+const build = (options: LockModuleOptions) => createStore(checkModuleOptions(options).store);
 
 describe('createStore with redis: { cluster, options }', () => {
   it('creates a Cluster client it owns, with bounded command timeouts on every node', async () => {
-    const created = createStore({
+    const created = await build({
       redis: { cluster: [{ host: '127.0.0.1', port: 7000 }], options: { lazyConnect: true } },
     });
     const client = (created.store as RedisLockStore).client as Cluster;
-    expect(created).toMatchObject({ owned: true, local: false });
+    expect(created).toMatchObject({ owned: true });
     expect(client.isCluster).toBe(true);
     expect(client.options.redisOptions).toMatchObject({ commandTimeout: 2000, maxRetriesPerRequest: 1 });
     await created.store.close();
@@ -17,7 +21,7 @@ describe('createStore with redis: { cluster, options }', () => {
   });
 
   it("keeps the user's own node options over the module's defaults", async () => {
-    const created = createStore({
+    const created = await build({
       redis: { cluster: [7000], options: { lazyConnect: true, redisOptions: { commandTimeout: 500, password: 'pw' } } },
     });
     const client = (created.store as RedisLockStore).client as Cluster;
@@ -29,10 +33,11 @@ describe('createStore with redis: { cluster, options }', () => {
     ['no startup node', { cluster: [] }, 'redis.cluster'],
     ['startup nodes that are not an array', { cluster: '127.0.0.1:7000' }, 'redis.cluster'],
     ['options that are not an object', { cluster: [7000], options: 5 }, 'redis.options'],
-  ])('refuses %s with LockConfigurationError naming the field', (_label, redis, option) => {
+    ['a misspelt field beside the nodes', { cluster: [7000], option: {} }, 'redis.option'],
+  ])('refuses %s with LockConfigurationError naming the field, before any client exists', (_label, redis, option) => {
     const error = (() => {
       try {
-        createStore({ redis: redis as never });
+        checkModuleOptions({ redis: redis as never });
       } catch (caught) {
         return caught;
       }

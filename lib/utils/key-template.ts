@@ -90,11 +90,11 @@ export class KeyTemplate {
     ) {
       return String(value);
     }
-    throw new LockKeyError(
+    const message =
       `Lock key template "${this.template}": placeholder <${placeholder.text}> resolved to ${describe(value)}; ` +
-        'it must be a non-empty string, a finite number or a boolean, so that one resource always maps to one lock.',
-      this.template,
-    );
+      'it must be a non-empty string, a finite number or a boolean, so that one resource always maps to one lock.';
+    // the message names the template, the placeholder and the kind of value, never the value itself
+    throw new LockKeyError(message, this.template, { clientMessage: message });
   }
 }
 

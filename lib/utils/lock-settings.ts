@@ -1,7 +1,8 @@
-import type { LockDefaults, LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockDefaults, LockOptions, RetryAfter } from '../interfaces/lock-options.interface.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { BackoffOptions } from './backoff.js';
-import { toMilliseconds } from './duration.js';
+import { MAX_DURATION, toMilliseconds } from './duration.js';
+import { BACKOFF_OPTIONS, checkOptionNames } from './option-names.js';
 import { validateBoolean, validateInteger, validateText } from './validate-options.js';
 
 /** Options of one acquisition with every default filled in and every value checked. */
@@ -15,6 +16,8 @@ export interface LockSettings {
   readonly label?: string;
   /** The bounded name of the key in events, metrics and spans; set per call or by `@WithLock`. */
   readonly metricKey?: string;
+  /** What a refused acquisition tells clients to wait, in seconds; the manager's estimate when absent. */
+  readonly retryAfter?: RetryAfter;
 }
 
 /** The built-in defaults, frozen. */
@@ -33,6 +36,16 @@ export const DEFAULT_MAX_KEY_LENGTH = 1024;
 export const MAX_LABEL_LENGTH = 256;
 
 /**
+ * The shortest lease, in ms. A lease must outlast a round trip to the store, its renewal at a third of the
+ * ttl and a garbage-collection pause with room to spare; below this, one slow reply ends it, and the
+ * store's clock-drift allowance (2 ms + 1 % by default) eats a real share of it.
+ */
+export const MIN_TTL = 100;
+
+/** The longest `retryAfter`, in seconds: that of the longest duration. */
+const MAX_RETRY_AFTER = Math.floor(MAX_DURATION / 1000);
+
+/**
  * Merges `options` over `base` and validates the result, so bad values fail with a
  * `LockConfigurationError` that names the option (at bootstrap for module and decorator options).
  */
@@ -47,15 +60,44 @@ export function resolveSettings(
   const retry = options.retry === undefined ? base.retry : resolveRetry(base.retry, options.retry, name('retry'));
   const label = resolveText(base.label, (options as LockOptions).label, name('label'));
   const metricKey = resolveText(base.metricKey, (options as LockOptions).metricKey, name('metricKey'));
+  const retryAfter =
+    options.retryAfter === undefined ? base.retryAfter : validateRetryAfter(name('retryAfter'), options.retryAfter);
   return {
-    ttl: options.ttl === undefined ? base.ttl : toMilliseconds(options.ttl, name('ttl')),
+    ttl: options.ttl === undefined ? base.ttl : validateTtl(name('ttl'), options.ttl),
     wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), true),
     retry,
     autoRenew: options.autoRenew === undefined ? base.autoRenew : validateBoolean(name('autoRenew'), options.autoRenew),
     fencing: options.fencing === undefined ? base.fencing : validateBoolean(name('fencing'), options.fencing),
     ...(label === undefined ? {} : { label }),
     ...(metricKey === undefined ? {} : { metricKey }),
+    ...(retryAfter === undefined ? {} : { retryAfter }),
   };
+}
+
+/** Checks a lease length: a duration of at least {@link MIN_TTL}. */
+export function validateTtl(option: string, value: unknown): number {
+  const ttl = toMilliseconds(value as never, option);
+  if (ttl < MIN_TTL) {
+    throw new LockConfigurationError(
+      option,
+      value,
+      `expected at least ${MIN_TTL} ms: a lease must outlast a round trip to the store, its renewal at a third of ` +
+        'its length and a pause of the event loop, with room to spare',
+    );
+  }
+  return ttl;
+}
+
+function validateRetryAfter(option: string, value: unknown): RetryAfter {
+  if (typeof value === 'function') return value as RetryAfter;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_RETRY_AFTER) {
+    throw new LockConfigurationError(
+      option,
+      value,
+      `expected whole seconds from 0 to ${MAX_RETRY_AFTER} (what the Retry-After header says), or a function of the contention that returns them`,
+    );
+  }
+  return value;
 }
 
 function resolveText(base: string | undefined, given: unknown, option: string): string | undefined {
@@ -64,6 +106,7 @@ function resolveText(base: string | undefined, given: unknown, option: string): 
 
 function resolveRetry(base: BackoffOptions, retry: Partial<BackoffOptions>, scope: string): BackoffOptions {
   if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) return validateObject(scope, retry);
+  checkOptionNames(retry, BACKOFF_OPTIONS, scope);
   const minDelay =
     retry.minDelay === undefined ? base.minDelay : validateInteger(`${scope}.minDelay`, retry.minDelay, 1);
   const maxDelay =

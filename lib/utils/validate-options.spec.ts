@@ -65,16 +65,29 @@ describe('validateKey', () => {
 });
 
 describe('validateKeyPrefix', () => {
-  it('accepts any prefix without braces, including the empty one', () => {
+  it('accepts a printable prefix without glob characters or braces, unicode included', () => {
     expect(validateKeyPrefix('lock:')).toBe('lock:');
-    expect(validateKeyPrefix('')).toBe('');
+    expect(validateKeyPrefix('shop:verrou:é:')).toBe('shop:verrou:é:');
+    expect(validateKeyPrefix('a b')).toBe('a b');
   });
 
-  it.each(['{', '}', 'app:{tenant}:', 'a}b'])('refuses %p: it would break the hash tag', (prefix) => {
+  it.each<[string, string, RegExp]>([
+    ['the empty prefix', '', /non-empty/],
+    ['a new line', 'a\nb:', /printable/],
+    ['an escape character', '\u001b[31m', /printable/],
+    ['a star', '*', /SCAN MATCH/],
+    ['a question mark', 'lock?:', /SCAN MATCH/],
+    ['square brackets', 'lock[1]:', /SCAN MATCH/],
+    ['a backslash', 'lock\\:', /SCAN MATCH/],
+    ['an opening brace', '{', /hash tag/],
+    ['a closing brace', 'a}b', /hash tag/],
+    ['a hash tag', 'app:{tenant}:', /hash tag/],
+  ])('refuses %s with the reason', (_label, prefix, reason) => {
     const error = thrown(() => validateKeyPrefix(prefix));
     expect(error).toBeInstanceOf(LockConfigurationError);
     expect((error as LockConfigurationError).option).toBe('keyPrefix');
-    expect(error.message).toContain(JSON.stringify(prefix));
+    expect(error.message).toMatch(reason);
+    expect(error.message).not.toMatch(/[\n\u001b]/);
   });
 
   it.each([undefined, null, 42, {}])('refuses the non-string %p', (prefix) => {

@@ -3,6 +3,8 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import type { LockLogger } from '../interfaces/lock-options.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
+import { checkOptionNames, TELEMETRY_OPTIONS } from './option-names.js';
+import { printable, quoted } from './printable.js';
 
 const STORE_METHODS = ['acquire', 'release', 'extend', 'extendMany', 'inspect', 'watch', 'close'] as const;
 
@@ -48,33 +50,54 @@ export function validateLogger(logger: unknown): LockLogger | undefined {
   return logger as LockLogger;
 }
 
-/** Checks a key prefix: braces would break the hash tag that keeps a resource's keys on one slot. */
+/** Characters a key prefix may not have: glob patterns, escapes and hash-tag braces (see {@link validateKeyPrefix}). */
+const PREFIX_SPECIAL = /[*?[\]\\{}]/;
+
+/**
+ * Checks a key prefix: a non-empty, printable string without `*`, `?`, `[`, `]`, `\`, `{` or `}`. Empty,
+ * lock keys would mix with the application's own keys, and no pattern could find the locks alone; glob
+ * characters or a backslash would make `SCAN MATCH <prefix>*` (how an operator lists or clears the locks)
+ * match other keys too; braces would break the hash tag that keeps a resource's keys on one Cluster slot;
+ * a control character would corrupt every log line that names a key.
+ */
 export function validateKeyPrefix(prefix: unknown): string {
-  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-    throw new LockConfigurationError(
-      'keyPrefix',
-      prefix,
-      'expected a string without "{" or "}" (the module adds its own hash tag so a lock, its fence and its channel share one cluster slot)',
-    );
-  }
-  return prefix;
+  const why =
+    typeof prefix !== 'string'
+      ? 'expected a string'
+      : prefix.length === 0
+        ? "expected a non-empty prefix such as 'lock:': without one, lock keys mix with the application's own and no pattern finds them alone"
+        : printable(prefix) !== prefix
+          ? 'expected printable characters only: a control character would corrupt every log line that names a key'
+          : PREFIX_SPECIAL.test(prefix)
+            ? 'expected no "*", "?", "[", "]", "\\", "{" or "}": glob characters would make SCAN MATCH <prefix>* match other keys ' +
+              'than the locks, and braces would break the hash tag that keeps a lock, its fence and its channel on one cluster slot'
+            : undefined;
+  if (why !== undefined) throw new LockConfigurationError('keyPrefix', prefix, why);
+  return prefix as string;
 }
 
 /** Checks one resource key: a non-empty string of at most `maxBytes` UTF-8 bytes. */
 export function validateKey(key: unknown, maxBytes: number): string {
   if (typeof key !== 'string' || key.length === 0) {
-    throw new LockKeyError(
-      `A lock key must be a non-empty string; got ${key === '' ? 'an empty string' : typeof key}.`,
-    );
+    const message = `A lock key must be a non-empty string; got ${key === '' ? 'an empty string' : typeof key}.`;
+    throw new LockKeyError(message, undefined, { clientMessage: message });
   }
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > maxBytes) {
     throw new LockKeyError(
-      `Lock key "${Array.from(key).slice(0, 40).join('')}..." is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); ` +
+      `Lock key ${quoted(`${Array.from(key).slice(0, 40).join('')}...`)} is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); ` +
         'use a shorter key or hash the long part.',
+      undefined,
+      // the length of a key made from server data would tell something of that data too
+      { clientMessage: `The lock key is over the limit of ${maxBytes} bytes; use shorter values.` },
     );
   }
   return key;
+}
+
+/** Checks `maxKeyLength`: whole bytes from 1 to 512 MiB (the longest Redis string). */
+export function validateMaxKeyLength(value: unknown): number {
+  return validateInteger('maxKeyLength', value, 1, 512 * 1024 * 1024);
 }
 
 /** Checks a whole number option within bounds. */
@@ -91,10 +114,17 @@ export function validateBoolean(option: string, value: unknown): boolean {
   return value;
 }
 
-/** Checks a short text option: a non-empty string of at most `maxLength` characters. */
+/**
+ * Checks a short text option (a label, a metric key): a non-empty string of at most `maxLength` characters,
+ * printable, since it goes into log lines, metrics and spans.
+ */
 export function validateText(option: string, value: unknown, maxLength: number): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
-    throw new LockConfigurationError(option, value, `expected a non-empty string of at most ${maxLength} characters`);
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength || printable(value) !== value) {
+    throw new LockConfigurationError(
+      option,
+      value,
+      `expected a non-empty string of at most ${maxLength} characters, without control characters`,
+    );
   }
   return value;
 }
@@ -106,6 +136,7 @@ export function validateTelemetry(value: unknown): LockTelemetryOptions | false 
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new LockConfigurationError('telemetry', value, 'expected true, false or { metrics, traces, resolvedKeys }');
   }
+  checkOptionNames(value, TELEMETRY_OPTIONS, 'telemetry');
   for (const field of ['metrics', 'traces', 'resolvedKeys'] as const) {
     const option = (value as Record<string, unknown>)[field];
     if (option !== undefined) validateBoolean(`telemetry.${field}`, option);

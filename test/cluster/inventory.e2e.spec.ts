@@ -1,6 +1,7 @@
 import { Cluster } from 'ioredis';
 import { LockService } from '../../lib/lock.service.js';
 import type { RedisLockStore } from '../../lib/stores/redis.store.js';
+import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
 import { resourceKeys } from '../../lib/utils/resource-keys.js';
 import { startInventoryApp, type RunningApp } from '../nest/fixtures/create-app.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
@@ -36,7 +37,7 @@ describe('@WithLock on HTTP handlers with locks on a Redis Cluster (express)', (
   });
 
   /** Stock data lives in the shared standalone test Redis; the locks live on the cluster. */
-  const start = async (redis: ConstructorParameters<typeof LockService>[0]['redis']) =>
+  const start = async (redis: LockModuleOptions['redis']) =>
     (running = await startInventoryApp('express', testRedisUrl(), { redis, keyPrefix }));
 
   it('returns 409 with Retry-After to 19 of 20 concurrent requests while one holds the lock for 1 s', async () => {

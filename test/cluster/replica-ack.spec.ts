@@ -8,7 +8,7 @@ import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../lib/lock-manager.js';
 import { MemoryLockStore } from '../../lib/stores/memory.store.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../../lib/stores/redis.store.js';
-import { createStore } from '../../lib/utils/create-store.js';
+import { checkModuleOptions } from '../../lib/utils/module-options.js';
 import { resourceKeys } from '../../lib/utils/resource-keys.js';
 import { newToken } from '../../lib/utils/token.js';
 import { sleepServer } from '../support/faults.js';
@@ -206,13 +206,13 @@ describe('replicaAck option', () => {
   });
 
   it('is refused by the module without "redis", or beside a store of your own', () => {
-    expect(() => createStore({ replicaAck: { replicas: 1, timeout: 50 } })).toThrow(LockConfigurationError);
-    expect(() => createStore({ store: new MemoryLockStore(), replicaAck: { replicas: 1, timeout: 50 } })).toThrow(
-      /set it on your own store instead/,
-    );
+    expect(() => checkModuleOptions({ replicaAck: { replicas: 1, timeout: 50 } })).toThrow(LockConfigurationError);
+    expect(() =>
+      checkModuleOptions({ store: new MemoryLockStore(), replicaAck: { replicas: 1, timeout: 50 } }),
+    ).toThrow(/set it on your own store instead/);
     // the module's own client gives up on a command after 2 s: a longer WAIT could never be answered
-    expect(() => createStore({ redis: 'redis://127.0.0.1:1', replicaAck: { replicas: 1, timeout: '5s' } })).toThrow(
-      /commandTimeout \(2000 ms\)/,
-    );
+    expect(() =>
+      checkModuleOptions({ redis: 'redis://127.0.0.1:1', replicaAck: { replicas: 1, timeout: '5s' } }),
+    ).toThrow(/commandTimeout \(2000 ms\)/);
   });
 });

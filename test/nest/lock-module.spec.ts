@@ -74,16 +74,35 @@ describe('LockModule', () => {
     expect(String(asyncError)).toMatch(/LockService/);
   });
 
-  it('uses the memory store without Redis and says once at startup that locks are local to this process', async () => {
-    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()] }).compile();
-    const app = ref.createNestApplication({ logger: false });
-    await app.init();
-    expect(app.get(LockService).store).toBeInstanceOf(MemoryLockStore);
-    const notices = log.mock.calls.filter(([message]) => String(message).includes('this process only'));
-    expect(notices).toHaveLength(1);
-    await app.close();
-    log.mockRestore();
+  it('uses the memory store when no store option is given at all, and warns once at startup that locks are per process', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      for (const lockModule of [LockModule.forRoot(), LockModule.forRootAsync({ useFactory: () => ({ ttl: '5s' }) })]) {
+        const ref = await Test.createTestingModule({ imports: [lockModule] }).compile();
+        const app = ref.createNestApplication({ logger: false });
+        await app.init();
+        expect(app.get(LockService).store).toBeInstanceOf(MemoryLockStore);
+        await app.close();
+      }
+      const notices = warn.mock.calls
+        .map(([message]) => String(message))
+        .filter((m) => m.includes('this process only'));
+      expect(notices).toHaveLength(2);
+      expect(notices[0]).toMatch(/other instances of this application .* can hold the same lock at once/);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('says nothing of the memory store when it is the store the options ask for', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const app = await boot([LockModule.forRoot({ store: new MemoryLockStore() })]);
+      await app.close();
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('never closes a Redis client the user passed in, and closes the one it created from a URL', async () => {

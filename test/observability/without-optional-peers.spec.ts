@@ -43,6 +43,26 @@ describe('without the optional peers installed', () => {
       healthy: true,
       ran: '7',
       isLocked: false,
+      memoryWarning: true,
+      redisError: null,
+    });
+  });
+
+  it('runs the main entry with the memory store when ioredis cannot be resolved, and says to install it for Redis', async () => {
+    const { code, stdout, stderr } = await runWithout(
+      ['ioredis'],
+      'test/observability/fixtures/without-optional-peers.ts',
+    );
+    expect({ code, stderr: stderr.replace(/^.*ExperimentalWarning.*\n?|^.*--trace-warnings.*\n?/gm, '') }).toEqual({
+      code: 0,
+      stderr: '',
+    });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toMatchObject({
+      hidden: ['ioredis'],
+      events: ['acquired', 'released'],
+      ran: '7',
+      memoryWarning: true,
+      redisError: expect.stringMatching(/^Invalid nestjs-lock option "redis".*npm install ioredis\.$/),
     });
   });
 

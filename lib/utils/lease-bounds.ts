@@ -1,0 +1,39 @@
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+
+/**
+ * Refuses a ttl whose clock-drift allowance is more than a third of it. A lease is renewed at a third of its
+ * ttl, and counts as ours until `ttl - drift` after its request: past a third, the lease would be over, or
+ * nearly, before its first renewal could run (a Redlock `driftFactor` near 1/3 does this).
+ * @throws LockConfigurationError naming `option`
+ */
+export function checkDriftAllowance(ttl: number, drift: number, option: string): void {
+  if (drift * 3 <= ttl) return;
+  throw new LockConfigurationError(
+    option,
+    ttl,
+    `expected a ttl of more than three times the store's clock-drift allowance (${drift} ms for this ttl): a lease is ` +
+      'renewed at a third of its ttl, and its validity (the ttl minus that allowance) must outlast that with room; ' +
+      'use a longer ttl or a smaller driftFactor',
+  );
+}
+
+/**
+ * Refuses a hand-off window over half the ttl. The window reserves a released key for the process first in
+ * line; if that process died while waiting, everyone else waits out the window, which must cost clearly
+ * less than what a crashed holder already can (its ttl).
+ * @param blame the option the message names: `'handoffWindow'` (module level), else the ttl option of one call
+ * @throws LockConfigurationError naming the option blamed
+ */
+export function checkHandoffWindow(window: number | undefined, ttl: number, blame: string): void {
+  if (window === undefined || window * 2 <= ttl) return;
+  const why =
+    'a released key is reserved for the process first in line for one window, so a process that died while ' +
+    "waiting blocks the others that long, which must cost clearly less than a crashed holder's lease";
+  throw blame === 'handoffWindow'
+    ? new LockConfigurationError('handoffWindow', window, `expected at most half the ttl (${ttl} ms): ${why}`)
+    : new LockConfigurationError(
+        blame,
+        ttl,
+        `expected at least twice the store's handoffWindow (${window} ms): ${why}`,
+      );
+}
