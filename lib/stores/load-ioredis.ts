@@ -1,7 +1,11 @@
+import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 
-/** The `ioredis` module. */
-export type Ioredis = typeof import('ioredis');
+/** The client classes of `ioredis`. */
+export interface Ioredis {
+  readonly Redis: typeof Redis;
+  readonly Cluster: typeof Cluster;
+}
 
 /**
  * `ioredis`, loaded when a Redis store is built and only then: it is an optional peer, so the package, the
@@ -11,7 +15,8 @@ export type Ioredis = typeof import('ioredis');
  */
 export async function loadIoredis(option: string, value: unknown): Promise<Ioredis> {
   try {
-    return await import('ioredis');
+    const { Redis: RedisClient, Cluster: ClusterClient } = await import('ioredis');
+    return { Redis: RedisClient, Cluster: ClusterClient };
   } catch (error) {
     throw new LockConfigurationError(
       option,
