@@ -18,8 +18,10 @@ export interface RedisClusterConfig {
 }
 
 /**
- * Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis`, `redlock` or `store`; with neither,
- * locks live in this process only (`MemoryLockStore`), which is logged once at startup.
+ * Options of `LockModule.forRoot()` / `forRootAsync()`, all checked at bootstrap before anything connects; an
+ * unknown name is refused with the closest known one. Give one of `redis`, `redlock` or `store`; with none of
+ * them at all, locks live in this process only (`MemoryLockStore`), with a warning at startup. One of them
+ * given as `undefined`, `null` or `''` (an unset variable, most often) is refused.
  */
 export interface LockModuleOptions extends LockDefaults {
   /**
@@ -36,11 +38,19 @@ export interface LockModuleOptions extends LockDefaults {
   readonly redis?: Redis | Cluster | string | RedisOptions | RedisClusterConfig;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;
-  /** Namespace of every Redis key and channel; must not contain `{` or `}`. @default 'lock:' */
+  /**
+   * Namespace of every Redis key and channel: non-empty (lock keys would mix with the application's own),
+   * printable (it is in every log line that names a key), without `*?[]\\` (`SCAN MATCH <prefix>*` must find
+   * the locks alone) or `{}` (the hash tag that keeps a resource's keys on one Cluster slot). @default 'lock:'
+   */
   readonly keyPrefix?: string;
   /** Wake waiters with pub/sub release notices; off leaves them to their backoff. @default true */
   readonly releaseNotices?: boolean;
-  /** Hand-off reservation after a contended release, in ms; `0` turns it off. @default 20 */
+  /**
+   * Hand-off reservation after a contended release, in ms; `0` turns it off. At most half the ttl: a process
+   * that died while first in line costs the others one window, which must stay well below a crashed holder's
+   * lease. @default 20
+   */
   readonly handoffWindow?: number;
   /**
    * Count a grant or renewal only once this many replicas of its master have it (Redis `WAIT`); a grant

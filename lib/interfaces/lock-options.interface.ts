@@ -65,7 +65,7 @@ export interface LockOptions {
 
 /** Defaults shared by every acquisition of one manager or module. */
 export interface LockDefaults {
-  /** @default '30s' */
+  /** Lease length; at least 100 ms and the bounds of {@link LockOptions.ttl}. @default '30s' */
   readonly ttl?: Duration;
   /** @default 0 */
   readonly wait?: Duration;

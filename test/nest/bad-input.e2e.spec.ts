@@ -73,12 +73,15 @@ describe('LockModule bootstrap against a Redis that will not serve it', () => {
     expect(printed).not.toContain('right-secret');
   });
 
-  it('fails within the command timeout when Redis accepts connections but never answers', async () => {
+  it('fails within the command timeout, naming the node, when Redis accepts connections but never answers', async () => {
     const proxy = await startFaultProxy(server.url);
     try {
       proxy.blackhole();
       const { error, elapsed } = await timed(() => boot({ redis: proxy.url }));
       expect(error).toBeInstanceOf(LockStoreError);
+      expect((error as Error).message).toMatch(
+        new RegExp(`^Lock store failed to reach Redis at ${new URL(proxy.url).host}: .*(timeout|ETIMEDOUT)`),
+      );
       expect(elapsed).toBeLessThan(DEFAULT_COMMAND_TIMEOUT + MARGIN);
     } finally {
       await proxy.close();
