@@ -36,8 +36,10 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
   events.on('late-grant', (event) => {
     const next = event.retrying ? 'trying again within the wait' : 'no wait left to try again';
     logger.warn(
-      `Lock "${event.key}": ${describeLateGrant(event)}, so it was released unused; ${next}${describe(event)}. ` +
-        "The store, or this process's event loop, is too slow for this ttl.",
+      printable(
+        `Lock ${quoted(event.key)}: ${describeLateGrant(event)}, so it was released unused; ${next}${describe(event)}. ` +
+          "The store, or this process's event loop, is too slow for this ttl.",
+      ),
     );
   });
 
