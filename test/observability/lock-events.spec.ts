@@ -372,7 +372,7 @@ describe('store-error events and logging', () => {
     const { lines, logger } = memoryLogger();
     const locks = manager(slow, logger);
     const seen = record(locks);
-    await expect(locks.acquire('k', { ttl: 50, label: 'Job.run' })).rejects.toBeInstanceOf(LockStoreError);
+    await expect(locks.acquire('k', { ttl: 100, label: 'Job.run' })).rejects.toBeInstanceOf(LockStoreError);
 
     expect(names(seen)).toEqual(['late-grant', 'store-error']);
     expect(seen[0].event).toEqual({
@@ -381,14 +381,14 @@ describe('store-error events and logging', () => {
       label: 'Job.run',
       lateBy: expect.any(Number),
       elapsed: expect.any(Number),
-      ttl: 50,
+      ttl: 100,
       retrying: false,
     });
     // given back: the store no longer holds it
     expect((await inner.inspect('k')).held).toBe(false);
     expect(lines.warn).toEqual([
       expect.stringMatching(
-        /^Lock "k": the grant came back \d+ ms after its validity ended \(\d+ ms after the request was sent, for a 50 ms lease\), so it was released unused; no wait left to try again \[by Job\.run\]\. The store, or this process's event loop, is too slow for this ttl\.$/,
+        /^Lock "k": the grant came back \d+ ms after its validity ended \(\d+ ms after the request was sent, for a 100 ms lease\), so it was released unused; no wait left to try again \[by Job\.run\]\. The store, or this process's event loop, is too slow for this ttl\.$/,
       ),
     ]);
     expect(lines.error).toEqual([expect.stringMatching(/^Lock store failed to acquire "k": the grant came back/)]);

@@ -174,9 +174,9 @@ describe('OpenTelemetry metrics and spans', () => {
   it('counts a grant that came back after its validity in lock.late_grants, and the call it failed as a store error', async () => {
     const { locks } = await start();
     store.lateAcquires = 2;
-    await expect(locks.acquire('late', { ttl: 50, metricKey: 'late:<id>' })).rejects.toBeInstanceOf(LockStoreError);
+    await expect(locks.acquire('late', { ttl: 100, metricKey: 'late:<id>' })).rejects.toBeInstanceOf(LockStoreError);
     // the next try within the wait is on time
-    await (await locks.acquire('late', { ttl: 50, wait: 5000, metricKey: 'late:<id>' })).release();
+    await (await locks.acquire('late', { ttl: 100, wait: 5000, metricKey: 'late:<id>' })).release();
 
     const meters = await otel.collectMetrics();
     const attributes = { 'lock.key_template': 'late:<id>', 'lock.store': 'FlakyStore' };
