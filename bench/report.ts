@@ -22,9 +22,6 @@ export interface Table {
   readonly notes: string[];
 }
 
-/** Contenders every row is compared with, when they ran in that scenario. */
-const REFERENCES = ['floor', 'nestjs-lock', 'redlock', 'redis-semaphore'];
-
 export function value(table: Table | undefined, library: string, key: string): number | undefined {
   const found = table?.rows.find((row) => row.library === library)?.values[key];
   return typeof found === 'number' ? found : undefined;
@@ -34,14 +31,17 @@ function cell(entry: number | string | undefined): string {
   return typeof entry === 'number' ? fmt(entry) : (entry ?? '-');
 }
 
-/** The table as Markdown: its columns, then `÷ reference` columns for `ratioOf` (this row divided by that one). */
-export function renderTable(table: Table): string {
-  const references = table.ratioOf ? REFERENCES.filter((name) => table.rows.some((row) => row.library === name)) : [];
+/**
+ * The table as Markdown: its columns, then `÷ reference` columns for `ratioOf` (this row divided by that one)
+ * for each of `references` that has a row.
+ */
+export function renderTable(table: Table, references: readonly string[]): string {
+  const compared = table.ratioOf ? references.filter((name) => table.rows.some((row) => row.library === name)) : [];
   const ratioLabel = table.columns.find((column) => column.key === table.ratioOf)?.label ?? '';
-  const header = ['library', ...table.columns.map((column) => column.label), ...references.map((r) => `÷ ${r}`)];
+  const header = ['library', ...table.columns.map((column) => column.label), ...compared.map((r) => `÷ ${r}`)];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
   for (const row of table.rows) {
-    const ratios = references.map((reference) => {
+    const ratios = compared.map((reference) => {
       const mine = row.values[table.ratioOf as string];
       const theirs = value(table, reference, table.ratioOf as string);
       if (reference === row.library || typeof mine !== 'number' || !theirs) return '';
@@ -52,7 +52,7 @@ export function renderTable(table: Table): string {
     );
   }
   const parts = [`### ${table.id}. ${table.title}`, '', lines.join('\n')];
-  if (references.length) parts.push('', `Ratios: this row's ${ratioLabel} divided by that contender's.`);
+  if (compared.length) parts.push('', `Ratios: this row's ${ratioLabel} divided by that contender's.`);
   if (table.notes.length) parts.push('', ...table.notes.map((note) => `- ${note}`));
   return parts.join('\n');
 }
@@ -68,11 +68,22 @@ export interface TargetResult {
   readonly why: string;
 }
 
-export function renderTargets(targets: readonly TargetResult[]): string {
-  const lines = ['| target | measured | met | margin | why |', '| --- | --- | --- | --- | --- |'];
-  for (const t of targets) {
-    const met = t.met === undefined ? 'not run' : t.met ? 'yes' : '**no**';
-    lines.push(`| ${t.target} | ${t.measured} | ${met} | ${t.margin} | ${t.why} |`);
-  }
-  return lines.join('\n');
+/** The targets of one issue, judged together. */
+export interface TargetSection {
+  readonly title: string;
+  readonly intro: string;
+  readonly results: readonly TargetResult[];
+}
+
+export function renderTargets(sections: readonly TargetSection[]): string {
+  return sections
+    .map((section) => {
+      const lines = ['| target | measured | met | margin | why |', '| --- | --- | --- | --- | --- |'];
+      for (const t of section.results) {
+        const met = t.met === undefined ? 'not run' : t.met ? 'yes' : '**no**';
+        lines.push(`| ${t.target} | ${t.measured} | ${met} | ${t.margin} | ${t.why} |`);
+      }
+      return [`### ${section.title}`, '', section.intro, '', ...lines].join('\n');
+    })
+    .join('\n\n');
 }

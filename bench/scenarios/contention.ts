@@ -96,7 +96,7 @@ export async function contendInProcess(
 
 /** What a contention run shows. */
 export interface ContentionSummary {
-  /** Critical sections started in the window, per second. */
+  /** Grants per second of the time the runs took (first request to last release, late grants included). */
   readonly csPerSecond: number;
   readonly grants: number;
   /** From a holder calling release to the next holder's acquire resolving, ms. */
@@ -114,9 +114,11 @@ export interface ContentionSummary {
 
 /**
  * Sums up one or more runs of the same workers (`runs[r][worker]` = that worker's grants in run r); gaps are
- * taken within a run only, rates over `durationMs`, the measured time of all runs together.
+ * taken within a run only. A worker that asked before the end of its run keeps waiting until it is served, so
+ * the rate counts the time each run really took: a library whose waiters sleep seconds is not flattered by
+ * the grants that come after the nominal end.
  */
-export function summarize(runs: readonly (readonly Grant[][])[], durationMs: number): ContentionSummary {
+export function summarize(runs: readonly (readonly Grant[][])[]): ContentionSummary {
   const gaps: number[] = [];
   const waits: number[] = [];
   const perWorker: number[] = [];
@@ -124,10 +126,15 @@ export function summarize(runs: readonly (readonly Grant[][])[], durationMs: num
   let selfHandoffs = 0;
   let count = 0;
   let csTotal = 0;
+  let span = 0;
   for (const run of runs) {
     run.forEach((mine, worker) => (perWorker[worker] = (perWorker[worker] ?? 0) + mine.length));
     const grants = run.flat().sort((a, b) => a.acquiredAt - b.acquiredAt);
     count += grants.length;
+    if (grants.length) {
+      const lastRelease = grants.reduce((latest, g) => Math.max(latest, g.releaseAt), -Infinity);
+      span += lastRelease - grants.reduce((earliest, g) => Math.min(earliest, g.wantAt), Infinity);
+    }
     for (let i = 0; i < grants.length; i++) {
       waits.push(grants[i].acquiredAt - grants[i].wantAt);
       csTotal += grants[i].releaseAt - grants[i].acquiredAt;
@@ -139,7 +146,7 @@ export function summarize(runs: readonly (readonly Grant[][])[], durationMs: num
     }
   }
   return {
-    csPerSecond: (count / durationMs) * 1000,
+    csPerSecond: span > 0 ? (count / span) * 1000 : NaN,
     grants: count,
     gap: spread(gaps),
     wait: spread(waits),

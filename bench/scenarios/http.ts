@@ -1,4 +1,4 @@
-// Scenario 8: one Nest endpoint served twice, undecorated and with @WithLock, over real HTTP (Express and
+// Scenario 9: one Nest endpoint served twice, undecorated and with @WithLock, over real HTTP (Express and
 // Fastify), so the difference is what the decorator, the interceptor and the lease cost a request.
 import 'reflect-metadata';
 import { Agent, request } from 'node:http';

@@ -1,7 +1,7 @@
 import { libraryNamed } from '../libraries.js';
 import { contend, type Board, type ContentionOptions } from './contention.js';
 
-/** What the parent tells a forked worker (scenario 5). */
+/** What the parent tells a forked worker (scenarios 5 and 6). */
 export interface WorkerConfig {
   readonly library: string;
   readonly url: string;
@@ -16,7 +16,7 @@ export type WorkerMessage =
   | { type: 'acquired' }
   | { type: 'park' }
   | { type: 'unpark' }
-  | { type: 'done'; grants: unknown[]; retries: number };
+  | { type: 'done'; grants: unknown[]; retries: number; clientCpuMs: number };
 
 /** The handoff rule across processes: the parent knows the last holder and unparks releasers. */
 class RemoteBoard implements Board {
@@ -53,8 +53,16 @@ async function main(): Promise<void> {
     });
     send({ type: 'ready' });
   });
-  const grants = await contend(session, config.worker, config.options, end, board);
-  const done: WorkerMessage = { type: 'done', grants, retries: session.retries };
+  const cpuBefore = process.cpuUsage();
+  // greedy workers need no board: nobody steps aside, and an IPC message per grant would only add noise
+  const grants = await contend(session, config.worker, config.options, end, config.options.handoff ? board : undefined);
+  const cpu = process.cpuUsage(cpuBefore);
+  const done: WorkerMessage = {
+    type: 'done',
+    grants,
+    retries: session.retries,
+    clientCpuMs: (cpu.user + cpu.system) / 1000,
+  };
   await new Promise((resolve) => process.send?.(done, resolve));
   await session.close();
   process.exit(0);

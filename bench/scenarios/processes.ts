@@ -1,21 +1,23 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ContentionOptions, Grant } from './contention.js';
-import type { WorkerConfig, WorkerMessage } from './handoff-worker.js';
+import type { WorkerConfig, WorkerMessage } from './process-worker.js';
 import { now } from '../support/stats.js';
 
-const WORKER_SCRIPT = fileURLToPath(new URL('./handoff-worker.js', import.meta.url));
+const WORKER_SCRIPT = fileURLToPath(new URL('./process-worker.js', import.meta.url));
 
-/** Grants per worker and the library-level retries of all workers. */
+/** Grants per worker, the library-level retries of all workers and the CPU their measured loops used. */
 export interface ProcessRun {
   readonly grants: Grant[][];
   readonly retries: number;
+  /** User + system CPU of every worker over its contention loop, summed, ms. */
+  readonly clientCpuMs: number;
 }
 
 /**
- * Scenario 5: `workers` forked processes contend for one key, each with its own session. The parent plays
- * the handoff board over IPC (a releaser parks until another worker has taken the key); `beforeGo` runs once
- * every worker is connected, so command counts leave connection setup out.
+ * Scenarios 5 and 6: `workers` forked processes contend for one key, each with its own session. In handoff
+ * mode the parent plays the board over IPC (a releaser parks until another worker has taken the key);
+ * `beforeGo` runs once every worker is connected, so command counts leave connection setup out.
  */
 export async function contendInProcesses(
   library: string,
@@ -33,7 +35,7 @@ export async function contendInProcesses(
   let signalReady!: () => void;
   let failReady!: (error: Error) => void;
   const allReady = new Promise<void>((resolve, reject) => ((signalReady = resolve), (failReady = reject)));
-  const results: Array<Promise<{ grants: Grant[]; retries: number }>> = [];
+  const results: Array<Promise<{ grants: Grant[]; retries: number; clientCpuMs: number }>> = [];
 
   for (let worker = 0; worker < workers; worker++) {
     const config: WorkerConfig = { library, url, worker, options };
@@ -55,7 +57,7 @@ export async function contendInProcesses(
             if (lastHolder !== worker || stopped) send({ type: 'unpark' });
             else parked.add(worker);
           } else if (message.type === 'done') {
-            resolve({ grants: message.grants as Grant[], retries: message.retries });
+            resolve({ grants: message.grants as Grant[], retries: message.retries, clientCpuMs: message.clientCpuMs });
           }
         });
         child.once('exit', (code) => {
@@ -78,7 +80,11 @@ export async function contendInProcesses(
     }, durationMs + 1);
     const done = await Promise.all(results);
     clearTimeout(stopper);
-    return { grants: done.map((result) => result.grants), retries: done.reduce((sum, r) => sum + r.retries, 0) };
+    return {
+      grants: done.map((result) => result.grants),
+      retries: done.reduce((sum, r) => sum + r.retries, 0),
+      clientCpuMs: done.reduce((sum, r) => sum + r.clientCpuMs, 0),
+    };
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill();
   }

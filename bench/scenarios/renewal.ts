@@ -5,7 +5,7 @@ import Redlock from 'redlock';
 import { Mutex } from 'redis-semaphore';
 import { type Lock, LockManager, RedisLockStore } from '../../lib/index.js';
 
-/** Leases held under a library's own auto-renewal, for scenario 7. */
+/** Leases held under a library's own auto-renewal, for scenario 8. */
 export interface Holding {
   /** Pipelines the library's client has sent so far (ioredis `pipeline()` calls). */
   pipelines(): number;
@@ -35,7 +35,8 @@ function countedClient(url: string): { client: Redis; pipelines: () => number } 
 }
 
 const keyOf = (index: number): string => `lease:${index}`;
-const BATCH = 500;
+/** Leases per renewal call of the hand-written floor, and what batched renewal is expected to send. */
+export const BATCH = 500;
 
 const FLOOR_EXTEND = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end

@@ -70,7 +70,22 @@ export class BenchRedis {
 }
 
 /** What ran on the server between two snapshots, by command, and in total. */
-export function commandDelta(before: CommandCounts, after: CommandCounts): { total: number; byCommand: CommandCounts } {
+export interface CommandDelta {
+  total: number;
+  byCommand: CommandCounts;
+}
+
+/** An empty {@link CommandDelta}, to add slices to. */
+export const noCommands = (): CommandDelta => ({ total: 0, byCommand: {} });
+
+/** Adds `delta` into `sum`. */
+export function addCommands(sum: CommandDelta, delta: CommandDelta): void {
+  sum.total += delta.total;
+  for (const [name, calls] of Object.entries(delta.byCommand)) sum.byCommand[name] = (sum.byCommand[name] ?? 0) + calls;
+}
+
+/** What ran on the server between two snapshots. */
+export function commandDelta(before: CommandCounts, after: CommandCounts): CommandDelta {
   const byCommand: CommandCounts = {};
   let total = 0;
   for (const [name, calls] of Object.entries(after)) {

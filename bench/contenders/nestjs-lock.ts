@@ -1,0 +1,63 @@
+import { Redis } from 'ioredis';
+import { LockManager, LockNotAcquiredError, RedisLockStore } from '../../lib/index.js';
+import { ALL_ROLES, TTL, heldByCallback, retryingSession, type Library, type Role } from './contender.js';
+
+/** How a variant of this project is driven. */
+interface Variant {
+  readonly name: string;
+  /** One LockManager for every worker of a process (as one Nest app has one LockService). */
+  readonly shared: boolean;
+  readonly roles: readonly Role[];
+  /** Holds each lease inside `using()` (async-context scope, auto-renewal) instead of acquire/release. */
+  readonly scoped?: boolean;
+  /** Asks for a fence with every grant. */
+  readonly fencing?: boolean;
+}
+
+const WAITING =
+  'local FIFO per key (only the head of a process talks to Redis, a local release wakes it at once); across ' +
+  'clients a line of waiting processes in Redis: the release reserves the key for the first in line for the ' +
+  'hand-off window (20 ms) and its notice (pub/sub) wakes that process';
+
+function nestjsLock(variant: Variant): Library {
+  return {
+    name: variant.name,
+    shared: variant.shared,
+    roles: variant.roles,
+    kind: 'ours',
+    waiting: WAITING,
+    async open(url) {
+      const store = new RedisLockStore({ client: new Redis(url), ownsClient: true });
+      await store.verify();
+      const manager = new LockManager({ store, ttl: TTL, wait: 10_000, fencing: variant.fencing ?? false });
+      return retryingSession(
+        (error) => error instanceof LockNotAcquiredError,
+        async (key) => {
+          if (variant.scoped) return heldByCallback((inside) => manager.using(key, inside));
+          const lock = await manager.acquire(key);
+          return { release: async () => void (await lock.release()) };
+        },
+        () => manager.close(),
+      );
+    },
+  };
+}
+
+/** This project with one LockManager for every worker of a process, as one Nest app has one LockService. */
+export const nestjsLockShared = nestjsLock({ name: 'nestjs-lock', shared: true, roles: ALL_ROLES });
+/** This project through `using()`: async-context scope and auto-renewal on, as `@WithLock` runs. */
+export const nestjsLockUsing = nestjsLock({
+  name: 'nestjs-lock using()',
+  shared: true,
+  roles: ['uncontended'],
+  scoped: true,
+});
+/** This project with fencing on: every grant also takes the next fence. */
+export const nestjsLockFenced = nestjsLock({
+  name: 'nestjs-lock fenced',
+  shared: true,
+  roles: ['uncontended'],
+  fencing: true,
+});
+/** This project with one LockManager (and connection) per worker: how independent instances meet. */
+export const nestjsLockPerWorker = nestjsLock({ name: 'nestjs-lock/per-worker', shared: false, roles: ['in-process'] });
