@@ -1,6 +1,3 @@
-import { MurLockException, MurLockService } from 'murlock';
-import { AsyncStorageManager } from 'murlock/dist/als/als-manager.js';
-import { AsyncStorageService } from 'murlock/dist/als/als.service.js';
 import { ALL_ROLES, TTL, heldByCallback, retryingSession, type Library } from './contender.js';
 
 /** The retry options of murlock's README example (`MurLockModule.forRoot`): there are no built-in defaults. */
@@ -10,7 +7,9 @@ const MAX_ATTEMPTS = 3;
 /**
  * murlock's MurLockService, made as its module makes it (options, an AsyncStorageService over its own
  * AsyncLocalStorage) and driven through `runWithLock()`, the call its `@MurLock` decorator wraps a method in.
- * It brings its own client (node-redis 4, not ioredis) and sends each script whole by EVAL.
+ * It brings its own client (node-redis 4, not ioredis) and sends each script whole by EVAL. Loaded only when
+ * opened: it is CommonJS and requires NestJS 12 (ESM), which Node does by default only from 20.19 on, so on an
+ * older Node only its rows fail, not the bench.
  */
 export const murlock: Library = {
   name: 'murlock',
@@ -22,6 +21,9 @@ export const murlock: Library = {
     `${WAIT_MS} ms × attempt between tries, then MurLockException, retried by the bench), blocking off; ` +
     "logLevel 'error' (its 'log' would print every grant); its own node-redis 4 client",
   async open(url) {
+    const { MurLockException, MurLockService } = await import('murlock');
+    const { AsyncStorageManager } = await import('murlock/dist/als/als-manager.js');
+    const { AsyncStorageService } = await import('murlock/dist/als/als.service.js');
     const service = new MurLockService(
       {
         redisOptions: { url },
