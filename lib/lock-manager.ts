@@ -25,6 +25,7 @@ import {
   validateTtl,
   type LockSettings,
 } from './utils/lock-settings.js';
+import { toMilliseconds, type Duration } from './utils/duration.js';
 import { encodeHolder, toLockInfo } from './utils/lock-holder.js';
 import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from './utils/option-names.js';
 import { printable } from './utils/printable.js';
@@ -46,7 +47,16 @@ export interface LockManagerOptions extends LockDefaults {
   readonly logger?: LockLogger;
   /** Close the store in `close()`; leave it `false` for a store someone else still uses. @default true */
   readonly closeStore?: boolean;
+  /**
+   * How long `close()` lets holders that are inside their locked section finish before it ends their
+   * leases (never past a lease's own end: renewals stop when the shutdown starts); `0` ends them at once.
+   * @default '5s'
+   */
+  readonly drainTimeout?: Duration;
 }
+
+/** How long `close()` waits for holders to finish by default, in ms. */
+export const DEFAULT_DRAIN_TIMEOUT = 5000;
 
 /** How a locked scope treats contention and release. @internal */
 export interface LockedScopeOptions<C> {
@@ -91,7 +101,14 @@ export class LockManager {
   private readonly events: LockEvents;
   private readonly observer: LockObserver;
   private readonly holdTimes = new HoldTimes();
+  private readonly drainTimeout: number;
   private closing?: Promise<void>;
+  /** Set the moment `close()` is called, before anything is released: from then on nothing new is granted. */
+  private shuttingDown = false;
+  /** Store calls that a shutdown must see answered before it closes the store. */
+  private readonly pending = new Set<Promise<unknown>>();
+  /** Called whenever a lease stops being held, for the shutdown's drain. */
+  private readonly releaseListeners = new Set<() => void>();
 
   /**
    * @throws LockConfigurationError when an option is invalid, has an unknown name, or its ttl cannot work
@@ -105,6 +122,10 @@ export class LockManager {
     this.maxKeyLength = validateMaxKeyLength(options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH);
     this.settings = resolveSettings(DEFAULT_SETTINGS, options);
     this.closeStore = validateBoolean('closeStore', options.closeStore ?? true);
+    this.drainTimeout =
+      options.drainTimeout === undefined
+        ? DEFAULT_DRAIN_TIMEOUT
+        : toMilliseconds(options.drainTimeout, 'drainTimeout', true);
     this.events = new LockEvents(this.logger);
     this.observer = new LockObserver(this.events);
     if (this.logger) logLockEvents(this.events, this.logger);
@@ -393,20 +414,54 @@ export class LockManager {
   }
 
   /**
-   * Stops renewals, releases every held lease (their signals abort with reason `shutdown`), then closes
-   * the store unless `closeStore` was false. Safe to call more than once.
+   * Shuts down in order: refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), stops
+   * renewals, lets holders inside their section finish for up to `drainTimeout` (never past their lease), ends
+   * the leases still held (their signals abort with reason `shutdown`), gives back grants that were in flight,
+   * and only then closes the store (unless `closeStore` was false). Safe to call more than once.
    */
   close(): Promise<void> {
+    // before anything runs: the releases below must not hand a lease on to a local waiter
+    this.shuttingDown = true;
     this.closing ??= this.shutdown();
     return this.closing;
   }
 
   private async shutdown(): Promise<void> {
     this.renewer.stop();
-    const locks = [...this.held.values()];
-    for (const lock of locks) lock.lose('shutdown');
-    await this.releaseAll(locks);
+    for (const queue of this.queues.values()) queue.wake();
+    const deadline = performance.now() + this.drainTimeout;
+    await Promise.all([...this.held.values()].map((lock) => this.drainLease(lock, deadline)));
+    // a grant or release that was on its way when the shutdown began is answered before the store closes
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
     if (this.closeStore) await this.store.close();
+  }
+
+  /** Waits for `lock`'s holder to release it until `deadline` or the end of its lease, then ends it. */
+  private async drainLease(lock: Lock, deadline: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.releaseListeners.delete(check);
+        resolve();
+      };
+      const check = (): void => {
+        if (this.held.get(lock.key) !== lock) done();
+      };
+      const timer = setTimeout(done, Math.max(0, Math.min(deadline, lock.validUntil) - performance.now()));
+      this.releaseListeners.add(check);
+      check();
+    });
+    if (this.held.get(lock.key) !== lock) return;
+    this.onLost(lock, 'shutdown');
+    await this.releaseAll([lock]);
+  }
+
+  /** Keeps `call` in {@link pending} until it settles. */
+  private track<T>(call: Promise<T>): Promise<T> {
+    this.pending.add(call);
+    const settled = (): void => void this.pending.delete(call);
+    call.then(settled, settled);
+    return call;
   }
 
   private settingsOf(options: LockOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
@@ -419,8 +474,7 @@ export class LockManager {
 
   /** Acquires with the wait policy and reports the acquisition as events. */
   private async acquireObserved(key: string, settings: LockSettings): Promise<Outcome> {
-    // a store failure in the eyes of a caller (HTTP 503): retrying against another instance is the remedy
-    if (this.closing) throw new LockStoreError('acquire', key, undefined, 'the lock service is shutting down');
+    if (this.shuttingDown) throw shuttingDownError(key);
     const trace = this.observer.start(key, settings);
     let outcome: Outcome;
     try {
@@ -429,7 +483,9 @@ export class LockManager {
       if ('late' in attempt) throw lateGrantError(attempt.late);
       outcome = attempt;
     } catch (error) {
-      this.observer.failed(trace, error);
+      // a refusal or a failure because the service shuts down is part of the shutdown, not an outage to log
+      if (this.shuttingDown) this.observer.finished(trace, undefined);
+      else this.observer.failed(trace, error);
       throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
     }
     this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
@@ -477,12 +533,14 @@ export class LockManager {
     let acquired: Attempt | undefined;
     try {
       if (!(await within(waiter.turn, deadline))) return { remainingTtl: this.held.get(key)?.remainingTime };
+      if (this.shuttingDown) throw shuttingDownError(key);
       // a watch made for our first refusal may cover every notice since that attempt was sent
       const since = queue.watch ? undefined : refused?.sentAt;
       queue.watch ??= this.store.watch(key, since);
       const watch = await queue.watch;
       const covered = since !== undefined && watch.listeningSince !== undefined && watch.listeningSince <= since;
       for (let round = 0; ; round++) {
+        if (this.shuttingDown) throw shuttingDownError(key);
         const local = this.held.get(key);
         // without cover, a release between our refusal and the watch would go unheard: ask again first
         if (!local && !(round === 0 && covered)) {
@@ -522,7 +580,7 @@ export class LockManager {
       if (queue.size === 0 && this.queues.get(key) === queue) {
         this.queues.delete(key);
         // nobody here waits any more: a place left in the store's line would cost the others a hand-off window
-        if (!acquired) this.store.leaveLine?.(key).catch(() => undefined);
+        if (!acquired) this.track(this.store.leaveLine?.(key) ?? Promise.resolve()).catch(() => undefined);
         void queue.watch?.then(
           (watch) => watch.close(),
           () => undefined,
@@ -542,13 +600,14 @@ export class LockManager {
     const sentAt = performance.now();
     let result;
     try {
-      result = await this.store.acquire(acquireRequest(key, token, settings, waiting));
+      result = await this.track(this.store.acquire(acquireRequest(key, token, settings, waiting)));
     } catch (error) {
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
-      this.store.release(key, token).catch(() => undefined);
+      this.track(this.store.release(key, token)).catch(() => undefined);
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
     }
     if (!result.acquired) return { remainingTtl: result.remainingTtl };
+    if (this.shuttingDown) throw await this.refuseGrant(key, token);
     const late = this.lateness(key, settings.ttl, sentAt + settings.ttl - this.controller.drift(settings.ttl));
     if (late) return this.giveBack(late, token, trace);
     return { lock: this.granted(key, token, settings, result.fence, sentAt) };
@@ -573,7 +632,7 @@ export class LockManager {
     trace: AcquireTrace,
   ): Promise<{ late: LateGrant; retry: boolean }> {
     try {
-      await this.store.release(late.key, token);
+      await this.track(this.store.release(late.key, token));
     } catch (error) {
       // the grant ends by its TTL, which its validity says is close
       this.observer.storeError('release', late.key, error, trace);
@@ -583,10 +642,14 @@ export class LockManager {
     return { late, retry };
   }
 
-  /** Stops holding a lease that was never handed to a caller, without reporting it as released or lost. */
+  /**
+   * Stops holding `lock` (when it is the key's current lease), without reporting it as released or lost,
+   * and tells a draining shutdown.
+   */
   private forget(lock: Lock): void {
     this.renewer.remove(lock);
     if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    for (const listener of [...this.releaseListeners]) listener();
   }
 
   /** Starts holding a lease the store granted to `token` from a request sent at `sentAt`. */
@@ -607,8 +670,16 @@ export class LockManager {
     const sentAt = performance.now();
     const result = await this.store.handOver?.(lock.key, lock.token, acquireRequest(lock.key, token, settings));
     if (!result) return this.store.release(lock.key, lock.token);
-    if (result.handedOver) offer.settle(this.granted(lock.key, token, settings, result.fence, sentAt));
+    // a hand-over that was on its way when the shutdown began: the waiter is refused like any other
+    if (result.handedOver && this.shuttingDown) await this.refuseGrant(lock.key, token);
+    else if (result.handedOver) offer.settle(this.granted(lock.key, token, settings, result.fence, sentAt));
     return result.released;
+  }
+
+  /** Releases a grant that came while the service shuts down; returns the refusal for its caller. */
+  private async refuseGrant(key: string, token: string): Promise<LockStoreError> {
+    await this.track(this.store.release(key, token)).catch(() => false);
+    return shuttingDownError(key);
   }
 
   private async extendLease(lock: Lock, ttl: number): Promise<void> {
@@ -631,19 +702,19 @@ export class LockManager {
   }
 
   private async releaseLease(lock: Lock, keepFor?: number): Promise<boolean> {
-    this.renewer.remove(lock);
-    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    this.forget(lock);
     const keptFor = keepFor !== undefined && keepFor > 0 ? keepFor : undefined;
-    // a lease kept for holdAtLeast is not handed on, nor one released by close()
+    // a lease kept for holdAtLeast is not handed on, nor one released while the service shuts down
     const offer =
-      keptFor === undefined && this.store.handOver && !this.closing
+      keptFor === undefined && this.store.handOver && !this.shuttingDown
         ? this.queues.get(lock.key)?.takeOffer()
         : undefined;
     let released: boolean;
     try {
-      if (keptFor !== undefined) released = await this.store.extend(lock.key, lock.token, keptFor);
-      else if (offer) released = await this.handOverLease(lock, offer);
-      else released = await this.store.release(lock.key, lock.token);
+      // tracked: a shutdown closes the store only once every release it did not make itself is answered
+      if (keptFor !== undefined) released = await this.track(this.store.extend(lock.key, lock.token, keptFor));
+      else if (offer) released = await this.track(this.handOverLease(lock, offer));
+      else released = await this.track(this.store.release(lock.key, lock.token));
     } catch (error) {
       const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
       this.observer.storeError('release', lock.key, failure, lock);
@@ -670,8 +741,7 @@ export class LockManager {
   }
 
   private onLost(lock: Lock, reason: LockLostReason, cause?: unknown) {
-    this.renewer.remove(lock);
-    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    this.forget(lock);
     const error = lock.lose(reason, cause);
     if (error) withKeyTemplate(error, this.observer.keyTemplateOf(lock));
     if (error && reason !== 'shutdown') this.observer.lost(lock, reason, error);
@@ -688,6 +758,11 @@ function acquireRequest(
   waiting?: AcquireRequest['waiting'],
 ): AcquireRequest {
   return { key, token, ttl: settings.ttl, fencing: settings.fencing, holder: encodeHolder(settings.label), waiting };
+}
+
+/** The refusal of an acquisition while the service shuts down: a store failure to the caller (HTTP 503). */
+function shuttingDownError(key: string): LockStoreError {
+  return new LockStoreError('acquire', key, undefined, 'the lock service is shutting down');
 }
 
 /** Names the resource of `error` by its bounded template (for clients), unless it already has one. */

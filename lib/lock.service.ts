@@ -51,7 +51,13 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     @Optional() private readonly moduleRef?: ModuleRef,
   ) {
     const { options, store, owned } = setup;
-    super({ ...options.defaults, store, closeStore: owned, logger: options.logger ?? new Logger('LockModule') });
+    super({
+      ...options.defaults,
+      store,
+      closeStore: owned,
+      drainTimeout: options.drainTimeout,
+      logger: options.logger ?? new Logger('LockModule'),
+    });
     this.memoryByDefault = options.store.kind === 'memory';
     this.verifyOnStartup = options.verifyOnStartup;
     this.telemetry = options.telemetry;

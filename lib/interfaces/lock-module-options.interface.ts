@@ -4,6 +4,7 @@ import type { LockStore } from './lock-store.interface.js';
 import type { RedlockStoreOptions } from '../stores/redlock.store.js';
 import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
 import type { ReplicaAckOptions } from '../stores/replica-ack.js';
+import type { Duration } from '../utils/duration.js';
 
 /**
  * A Redis Cluster for the module to connect to, own and close: its startup nodes and ioredis `ClusterOptions`.
@@ -83,6 +84,14 @@ export interface LockModuleOptions extends LockDefaults {
    * @default false
    */
   readonly exposeResolvedKeys?: boolean;
+  /**
+   * On shutdown (`app.close()`, a signal with `enableShutdownHooks()`), how long holders already inside their
+   * locked section may go on before their leases are ended (their signals abort with reason `shutdown`); never
+   * past a lease's own end. New acquisitions and waiters are refused at once (`LockStoreError`: 503). `0` ends
+   * every lease at once.
+   * @default '5s'
+   */
+  readonly drainTimeout?: Duration;
   /** Where lost leases and store failures are reported. @default Nest's `Logger` with context 'LockModule' */
   readonly logger?: LockLogger;
   /**

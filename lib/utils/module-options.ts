@@ -5,6 +5,7 @@ import type { LockDefaults, LockLogger } from '../interfaces/lock-options.interf
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 import { clockDrift } from '../lock.js';
+import { DEFAULT_DRAIN_TIMEOUT } from '../lock-manager.js';
 import { checkRedisStoreOptions, type RedisStoreSettings } from '../stores/redis.store.js';
 import {
   checkRedlockStoreOptions,
@@ -12,6 +13,7 @@ import {
   type RedlockStoreOptions,
   type RedlockStoreSettings,
 } from '../stores/redlock.store.js';
+import { toMilliseconds } from './duration.js';
 import { checkDriftAllowance, checkHandoffWindow } from './lease-bounds.js';
 import { DEFAULT_SETTINGS, resolveSettings } from './lock-settings.js';
 import { CLUSTER_CONFIG_OPTIONS, checkOptionNames, MODULE_OPTIONS, MODULE_REDLOCK_OPTIONS } from './option-names.js';
@@ -57,6 +59,8 @@ export interface CheckedModuleOptions {
   readonly logger?: LockLogger;
   readonly verifyOnStartup: boolean;
   readonly exposeResolvedKeys: boolean;
+  /** How long a shutdown lets holders finish, in ms. */
+  readonly drainTimeout: number;
   readonly telemetry: LockTelemetryOptions | false;
   readonly store: StorePlan;
 }
@@ -89,6 +93,7 @@ export function checkModuleOptions(value: unknown): CheckedModuleOptions {
     ...(logger === undefined ? {} : { logger }),
     verifyOnStartup: validateBoolean('verifyOnStartup', options.verifyOnStartup ?? true),
     exposeResolvedKeys: validateBoolean('exposeResolvedKeys', options.exposeResolvedKeys ?? false),
+    drainTimeout: toMilliseconds(options.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT, 'drainTimeout', true),
     telemetry: validateTelemetry(options.telemetry),
     store,
   };

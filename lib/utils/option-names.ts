@@ -74,6 +74,7 @@ export const MODULE_OPTIONS: OptionsKind = {
     verifyOnStartup: true,
     interceptor: true,
     exposeResolvedKeys: true,
+    drainTimeout: true,
     logger: true,
     telemetry: true,
   } as const satisfies OptionNames<LockModuleOptions>,
@@ -113,6 +114,7 @@ export const MANAGER_OPTIONS: OptionsKind = {
     store: true,
     logger: true,
     closeStore: true,
+    drainTimeout: true,
   } as const satisfies OptionNames<LockManagerOptions>,
 };
 
