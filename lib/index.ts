@@ -32,6 +32,8 @@ export {
   type LockErrorPayloadOptions,
 } from './lock-error-payload.js';
 export type { LockKeySpec } from './locked-method.js';
+export type { GraphQLFieldInfo, GraphQLResponsePath } from './transports/graphql-error.js';
+export type { DelayableJob } from './transports/job-error.js';
 export {
   checkLockStore,
   DEFAULT_HEALTH_TIMEOUT,

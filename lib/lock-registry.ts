@@ -32,3 +32,20 @@ export function serviceFor(instance: unknown): LockManager | undefined {
   if (bound) return bound;
   return ready[ready.length - 1];
 }
+
+/** What turns the lock errors of a `@WithLock` job processor into BullMQ's answers (`LockInterceptor`). */
+export interface JobErrorMapper {
+  jobError(error: Error, job: unknown, token: string | undefined): Promise<Error>;
+}
+
+const jobErrors = new WeakMap<LockManager, JobErrorMapper>();
+
+/** Makes `mapper` answer the job processors of `service`; only `override` replaces one already bound. */
+export function bindJobErrors(service: LockManager, mapper: JobErrorMapper, override: boolean): void {
+  if (override || !jobErrors.has(service)) jobErrors.set(service, mapper);
+}
+
+/** The mapper of `service`'s job processors, if its application has a `LockInterceptor`. */
+export function jobErrorsFor(service: LockManager): JobErrorMapper | undefined {
+  return jobErrors.get(service);
+}

@@ -11,3 +11,6 @@ export const NEST_ROUTE_ARGS_METADATA = '__routeArguments__';
 export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
 /** The path `RouterModule` gives a module (suffixed with the application id since Nest 10). */
 export const NEST_MODULE_PATH_METADATA = '__module_path__';
+
+/** `@nestjs/bullmq`'s metadata key of a `@Processor` class. */
+export const BULLMQ_PROCESSOR_METADATA = 'bullmq:processor_metadata';

@@ -9,9 +9,10 @@ import {
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
+  type OnModuleInit,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { catchError, type Observable } from 'rxjs';
+import { catchError, EMPTY, from, mergeMap, of, throwError, type Observable } from 'rxjs';
 import { isLockError, type LockError } from './errors/lock.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { WITH_LOCK_METADATA } from './lock.constants.js';
@@ -19,37 +20,61 @@ import type { RequestFrame } from './key-sources.js';
 import { runWithRequest } from './lock-context.js';
 import { lockErrorPayload, type LockErrorPayload } from './lock-error-payload.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
+import { bindJobErrors } from './lock-registry.js';
+import { LockService } from './lock.service.js';
+import { graphQLLockError, type GraphQLFieldInfo } from './transports/graphql-error.js';
+import { delayJob, type DelayableJob } from './transports/job-error.js';
+import { loadMicroservices, loadWebSockets } from './transports/optional-peers.js';
 
 /**
- * The HTTP adapter of the module, registered globally by `LockModule`: it lets the key templates of a
- * `@WithLock` handler read its request (route params, query, body, headers, `request.user`), and turns lock
- * errors of HTTP handlers into responses: busy → 409 with `Retry-After`, store down or lease lost → 503,
- * unusable key → 400. Bodies name the key template, never the resolved key (unless the module option
- * `exposeResolvedKeys`) and never the token. It never takes a lock itself, and other exceptions pass
- * through untouched. Extend it and override {@link toHttpException} to change the mapping (then set
- * `interceptor: false` and register your subclass).
+ * The adapter between lock errors and every Nest transport, registered globally by `LockModule`. It lets
+ * the key templates of a
+ * `@WithLock` HTTP handler read its request (route params, query, body, headers, `request.user`), and turns the lock errors of any handler
+ * into what its transport's clients understand, from one payload ({@link lockErrorPayload}: `code`, `message`,
+ * `resource`, `retryAfter`) and one overridable method per transport:
+ * - HTTP ({@link toHttpException}): busy → 409 with `Retry-After`, store down or lease lost → 503, unusable key → 400;
+ * - GraphQL ({@link toGraphQLError}): an error on the field, `extensions` with `code`, `retryAfter` and
+ *   `resource`, no stack; the other fields of the response are untouched;
+ * - WebSockets ({@link toWsException}): a `WsException` carrying the payload, sent as the acknowledgement when
+ *   the socket.io client asked for one, else as Nest's `exception` event;
+ * - microservices ({@link toRpcException}): an `RpcException` carrying the payload, the client's error;
+ * - BullMQ `process(job, token)` methods ({@link toJobError}): a busy key puts the job off until `retryAfter`
+ *   without spending an attempt.
+ * Contention is expected traffic: none of these reaches Nest's exception handlers as a crash, so nothing is
+ * logged at ERROR for it. Payloads name the key template, never the resolved key (unless the module option
+ * `exposeResolvedKeys`) and never the token; other exceptions pass through untouched. It never takes a lock.
+ * Extend it and override a method to change a mapping, then set `interceptor: false` and register your
+ * subclass (`{ provide: APP_INTERCEPTOR, useClass: MyLockInterceptor }`).
  */
 @Injectable()
-export class LockInterceptor implements NestInterceptor {
+export class LockInterceptor implements NestInterceptor, OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @Optional() @Inject(LOCK_MODULE_OPTIONS) private readonly options?: LockModuleOptions,
+    @Optional() private readonly locks?: LockService,
   ) {}
 
+  /** Serves the `@WithLock` job processors of this application, which no interceptor sees. */
+  onModuleInit(): void {
+    // the module's own interceptor never takes the place of a subclass the application registered
+    if (this.locks) bindJobErrors(this.locks, this, this.constructor !== LockInterceptor);
+  }
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
-    // only @WithLock handlers read the request (for key templates); the lock errors of any handler (one that
-    // calls LockService itself) are mapped below
-    const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
-    // Express and Fastify requests both carry params, query, body, headers and a guard's user under those names
-    const request = context.switchToHttp().getRequest<RequestFrame | undefined>();
-    const handled =
-      locked && request ? runWithRequest({ frame: request, handler: locked }, () => next.handle()) : next.handle();
-    return handled.pipe(
-      catchError((error: unknown) => {
-        throw isLockError(error) ? this.respond(error, context) : error;
-      }),
-    );
+    switch (context.getType<string>()) {
+      case 'http':
+        return this.interceptHttp(context, next);
+      case 'graphql':
+        return this.answer(next, (error) => this.graphQLAnswer(error, context));
+      case 'ws':
+        return this.answer(next, (error) => this.wsAnswer(error, context));
+      case 'rpc':
+        return this.answer(next, async (error) => {
+          throw await this.toRpcException(error, this.payloadOf(error));
+        });
+      default:
+        return next.handle();
+    }
   }
 
   /**
@@ -70,13 +95,119 @@ export class LockInterceptor implements NestInterceptor {
     }
   }
 
-  private respond(error: LockError, context: ExecutionContext): unknown {
-    const payload = lockErrorPayload(error, { exposeResolvedKeys: this.options?.exposeResolvedKeys === true });
+  /**
+   * The GraphQL error a resolver's lock error becomes, or the error itself to leave it to Nest. The default
+   * carries the payload's message, and `code`, `retryAfter` and `resource` in `extensions`, on the field of
+   * `info`, without a stack. Any `Error` returned becomes that field's error (graphql-js reports it as is
+   * when it is a `GraphQLError` with its `path`); the lock error itself is rethrown.
+   * @param info the resolver's `info` (its `fieldNodes` and `path`)
+   */
+  protected toGraphQLError(
+    error: LockError,
+    payload: LockErrorPayload | undefined,
+    info: GraphQLFieldInfo | undefined,
+  ): Error | Promise<Error> {
+    return payload ? graphQLLockError(payload, info) : error;
+  }
+
+  /**
+   * The `WsException` a gateway handler's lock error becomes (default: one carrying the payload as its error
+   * object), or the error itself to leave it to Nest.
+   */
+  protected async toWsException(error: LockError, payload: LockErrorPayload | undefined): Promise<Error> {
+    if (!payload) return error;
+    const { WsException } = await loadWebSockets();
+    return new WsException({ ...payload });
+  }
+
+  /**
+   * The `RpcException` a microservice handler's lock error becomes (default: one carrying the payload as its
+   * error object, which is what the client's `send()` fails with), or the error itself to leave it to Nest.
+   */
+  protected async toRpcException(error: LockError, payload: LockErrorPayload | undefined): Promise<Error> {
+    if (!payload) return error;
+    const { RpcException } = await loadMicroservices();
+    return new RpcException({ ...payload });
+  }
+
+  /**
+   * What a BullMQ `process(job, token)` method under `@WithLock` throws for a lock error. The default puts a
+   * job whose key is busy back in the delayed set until `retryAfter` and throws BullMQ's `DelayedError` (no
+   * attempt spent, no `failed` event); any other lock error is thrown as it is, so BullMQ's `attempts` and
+   * `backoff` apply. (`onContention: 'skip'` completes the job without running it instead.)
+   * @param job the job being processed; `token` the worker's token for it
+   */
+  protected toJobError(
+    error: LockError,
+    payload: LockErrorPayload | undefined,
+    job: DelayableJob | undefined,
+    token: string | undefined,
+  ): Error | Promise<Error> {
+    return delayJob(error, payload, job, token);
+  }
+
+  /** The error a job processor throws for `error`. @internal */
+  jobError(error: LockError, job: DelayableJob | undefined, token: string | undefined): Promise<Error> {
+    return Promise.resolve(this.toJobError(error, this.payloadOf(error), job, token));
+  }
+
+  private interceptHttp(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    // only @WithLock handlers read the request (for key templates); the lock errors of any handler (one that
+    // calls LockService itself) are mapped below
+    const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
+    // Express and Fastify requests both carry params, query, body, headers and a guard's user under those names
+    const request = context.switchToHttp().getRequest<RequestFrame | undefined>();
+    const handled =
+      locked && request ? runWithRequest({ frame: request, handler: locked }, () => next.handle()) : next.handle();
+    return handled.pipe(
+      catchError((error: unknown) => {
+        throw isLockError(error) ? this.respondHttp(error, context) : error;
+      }),
+    );
+  }
+
+  /** Lets `answer` turn the lock errors of the handler into its transport's; other errors pass untouched. */
+  private answer(next: CallHandler, answer: (error: LockError) => Promise<Observable<unknown>>): Observable<unknown> {
+    return next
+      .handle()
+      .pipe(
+        catchError((error: unknown) =>
+          isLockError(error) ? from(answer(error)).pipe(mergeMap((result) => result)) : throwError(() => error),
+        ),
+      );
+  }
+
+  private async graphQLAnswer(error: LockError, context: ExecutionContext): Promise<Observable<unknown>> {
+    const info = context.getArgByIndex<GraphQLFieldInfo | undefined>(3);
+    const mapped = await this.toGraphQLError(error, this.payloadOf(error), info);
+    if (mapped === error) return throwError(() => error);
+    // the field's value: graphql-js reports a returned error as that field's error, and Nest's exception
+    // handler, which logs every thrown error that is not an HttpException at ERROR, never sees it
+    return of(mapped);
+  }
+
+  private async wsAnswer(error: LockError, context: ExecutionContext): Promise<Observable<unknown>> {
+    const mapped = await this.toWsException(error, this.payloadOf(error));
+    // socket.io hands the handler the client's acknowledgement callback after the data, when it sent one
+    const ack = context.getArgByIndex<unknown>(2);
+    const getError = (mapped as { getError?: () => unknown }).getError;
+    if (mapped === error || typeof ack !== 'function' || typeof getError !== 'function')
+      return throwError(() => mapped);
+    (ack as (response: unknown) => void)(getError.call(mapped));
+    return EMPTY;
+  }
+
+  private respondHttp(error: LockError, context: ExecutionContext): unknown {
+    const payload = this.payloadOf(error);
     const mapped = this.toHttpException(error, payload);
     if (mapped instanceof HttpException && payload?.retryAfter !== undefined) {
       const response = context.switchToHttp().getResponse();
       this.adapterHost.httpAdapter?.setHeader(response, 'Retry-After', String(payload.retryAfter));
     }
     return mapped;
+  }
+
+  private payloadOf(error: LockError): LockErrorPayload | undefined {
+    return lockErrorPayload(error, { exposeResolvedKeys: this.options?.exposeResolvedKeys === true });
   }
 }

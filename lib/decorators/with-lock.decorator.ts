@@ -9,6 +9,7 @@ import { DEFAULT_SETTINGS, resolveSettings } from '../utils/lock-settings.js';
 import { LockedMethod, type LockKeySpec } from '../locked-method.js';
 import { checkOptionNames, WITH_LOCK_OPTIONS } from '../utils/option-names.js';
 import { parameterNames } from '../utils/parameter-names.js';
+import { isJobProcessor, rethrowForJob } from '../transports/job-processor.js';
 
 /** Options of `@WithLock`: the lock options plus what to do on contention and how long to hold. */
 export interface WithLockOptions extends LockOptions {
@@ -90,11 +91,15 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
       arity: (original as () => unknown).length,
     });
     const method = original as (...args: unknown[]) => unknown;
+    let jobProcessor: boolean | undefined;
     const wrapper = function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = serviceFor(this);
       if (!service) return Promise.reject(new LockNotReadyError(label));
+      jobProcessor ??= isJobProcessor(this, propertyKey);
       // the wrapper carries the route metadata of decorators written above this one, added after it ran
-      return locked.invoke(service, this, args, () => method.apply(this, args), wrapper);
+      const call = locked.invoke(service, this, args, () => method.apply(this, args), wrapper);
+      // no interceptor sees what BullMQ calls: its lock errors are mapped here
+      return jobProcessor ? call.catch((error: unknown) => rethrowForJob(service, error, args)) : call;
     };
     copyMethodIdentity(method, wrapper);
     Reflect.defineMetadata(WITH_LOCK_METADATA, locked, wrapper);

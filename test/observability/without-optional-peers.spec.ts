@@ -28,8 +28,16 @@ function runWithout(
 }
 
 describe('without the optional peers installed', () => {
-  it('locks, inspects, emits events and boots a Nest app with no @opentelemetry/api, @nestjs/event-emitter or @nestjs/terminus', async () => {
-    const peers = ['@opentelemetry/api', '@nestjs/event-emitter', '@nestjs/terminus'];
+  it('locks, inspects, emits events and boots a Nest app with none of the optional peers (telemetry, events, health, GraphQL, WebSockets, microservices, BullMQ)', async () => {
+    const peers = [
+      '@opentelemetry/api',
+      '@nestjs/event-emitter',
+      '@nestjs/terminus',
+      'graphql',
+      '@nestjs/websockets',
+      '@nestjs/microservices',
+      'bullmq',
+    ];
     const { code, stdout, stderr } = await runWithout(peers, 'test/observability/fixtures/without-optional-peers.ts');
     expect({ code, stderr: stderr.replace(/^.*ExperimentalWarning.*\n?|^.*--trace-warnings.*\n?/gm, '') }).toEqual({
       code: 0,

@@ -12,8 +12,11 @@ export interface ChildHandle {
   readonly errorOutput: () => string;
   /** Writes `line` and a newline to the child's stdin. */
   send(line: string): void;
-  /** Resolves when the child prints a line containing `text`; rejects if it exits first or after `timeout`. */
-  waitFor(text: string, timeout?: number): Promise<void>;
+  /**
+   * Resolves when the child prints `text` (after the first `since` characters of its output, when given);
+   * rejects if it exits first or after `timeout`.
+   */
+  waitFor(text: string, timeout?: number, since?: number): Promise<void>;
   /** Kills the child (SIGKILL by default, like a crash) and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -47,10 +50,10 @@ export function startChild(file: string, env: Record<string, string>, options: C
     send(line) {
       child.stdin?.write(`${line}\n`);
     },
-    waitFor(text, timeout = 20_000) {
+    waitFor(text, timeout = 20_000, since = 0) {
       return new Promise((resolve, reject) => {
         const check = (): void => {
-          if (!stdout.includes(text)) return;
+          if (!stdout.includes(text, since)) return;
           cleanup();
           resolve();
         };

@@ -1,0 +1,25 @@
+import { isLockError } from '../errors/lock.error.js';
+import { BULLMQ_PROCESSOR_METADATA } from '../lock.constants.js';
+import { lockErrorPayload } from '../lock-error-payload.js';
+import type { LockManager } from '../lock-manager.js';
+import { jobErrorsFor } from '../lock-registry.js';
+import { delayJob, type DelayableJob } from './job-error.js';
+
+/** Whether `method` of `instance` is what BullMQ calls for each job: `process` of a `@Processor` class. */
+export function isJobProcessor(instance: unknown, method: string | symbol): boolean {
+  const type = (instance as { constructor?: object } | null | undefined)?.constructor;
+  return (
+    method === 'process' && type !== undefined && Reflect.getMetadata(BULLMQ_PROCESSOR_METADATA, type) !== undefined
+  );
+}
+
+/**
+ * Rethrows what `process(job, token)` failed with as BullMQ should see it: a lock error through the
+ * application's `LockInterceptor.toJobError` (by default, a busy key delays the job), anything else untouched.
+ */
+export async function rethrowForJob(service: LockManager, error: unknown, args: readonly unknown[]): Promise<never> {
+  if (!isLockError(error)) throw error;
+  const [job, token] = args as [DelayableJob | undefined, string | undefined];
+  const mapper = jobErrorsFor(service);
+  throw mapper ? await mapper.jobError(error, job, token) : await delayJob(error, lockErrorPayload(error), job, token);
+}
