@@ -23,7 +23,7 @@ import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import { bindJobErrors } from './lock-registry.js';
 import { LockService } from './lock.service.js';
 import { graphQLLockError, type GraphQLFieldInfo } from './transports/graphql-error.js';
-import { delayJob, type DelayableJob } from './transports/job-error.js';
+import { jobLockError, type DelayableJob } from './transports/job-error.js';
 import { loadMicroservices, loadWebSockets } from './transports/optional-peers.js';
 
 /**
@@ -38,8 +38,8 @@ import { loadMicroservices, loadWebSockets } from './transports/optional-peers.j
  * - WebSockets ({@link toWsException}): a `WsException` carrying the payload, sent as the acknowledgement when
  *   the socket.io client asked for one, else as Nest's `exception` event;
  * - microservices ({@link toRpcException}): an `RpcException` carrying the payload, the client's error;
- * - BullMQ `process(job, token)` methods ({@link toJobError}): a busy key puts the job off until `retryAfter`
- *   without spending an attempt.
+ * - BullMQ `process(job, token)` methods ({@link toJobError}): a busy key (or an unavailable store) puts the
+ *   job off for `retryAfter` without spending an attempt.
  * Contention is expected traffic: none of these reaches Nest's exception handlers as a crash, so nothing is
  * logged at ERROR for it. Payloads name the key template, never the resolved key (unless the module option
  * `exposeResolvedKeys`) and never the token; other exceptions pass through untouched. It never takes a lock.
@@ -131,10 +131,11 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
   }
 
   /**
-   * What a BullMQ `process(job, token)` method under `@WithLock` throws for a lock error. The default puts a
-   * job whose key is busy back in the delayed set until `retryAfter` and throws BullMQ's `DelayedError` (no
-   * attempt spent, no `failed` event); any other lock error is thrown as it is, so BullMQ's `attempts` and
-   * `backoff` apply. (`onContention: 'skip'` completes the job without running it instead.)
+   * What a BullMQ `process(job, token)` method under `@WithLock` throws for a lock error. The default puts the
+   * job back in the delayed set for `retryAfter` when its key is busy or the store unavailable, and throws
+   * BullMQ's `DelayedError` (no attempt spent, no `failed` event); an unusable key is BullMQ's
+   * `UnrecoverableError`; a lost lease is thrown as it is, so BullMQ's `attempts` and `backoff` apply.
+   * (`onContention: 'skip'` completes the job without running it instead.)
    * @param job the job being processed; `token` the worker's token for it
    */
   protected toJobError(
@@ -143,7 +144,7 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
     job: DelayableJob | undefined,
     token: string | undefined,
   ): Error | Promise<Error> {
-    return delayJob(error, payload, job, token);
+    return jobLockError(error, payload, job, token);
   }
 
   /** The error a job processor throws for `error`. @internal */

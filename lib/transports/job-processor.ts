@@ -3,7 +3,7 @@ import { BULLMQ_PROCESSOR_METADATA } from '../lock.constants.js';
 import { lockErrorPayload } from '../lock-error-payload.js';
 import type { LockManager } from '../lock-manager.js';
 import { jobErrorsFor } from '../lock-registry.js';
-import { delayJob, type DelayableJob } from './job-error.js';
+import { jobLockError, type DelayableJob } from './job-error.js';
 
 /** Whether `method` of `instance` is what BullMQ calls for each job: `process` of a `@Processor` class. */
 export function isJobProcessor(instance: unknown, method: string | symbol): boolean {
@@ -21,5 +21,7 @@ export async function rethrowForJob(service: LockManager, error: unknown, args: 
   if (!isLockError(error)) throw error;
   const [job, token] = args as [DelayableJob | undefined, string | undefined];
   const mapper = jobErrorsFor(service);
-  throw mapper ? await mapper.jobError(error, job, token) : await delayJob(error, lockErrorPayload(error), job, token);
+  throw mapper
+    ? await mapper.jobError(error, job, token)
+    : await jobLockError(error, lockErrorPayload(error), job, token);
 }
