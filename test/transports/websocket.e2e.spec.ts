@@ -11,8 +11,8 @@ const LOCKED = {
 };
 
 /** Connects a socket.io client and resolves once it is connected. */
-async function connectSocketIo(url: string): Promise<Socket> {
-  const socket = io(url, { transports: ['websocket'], reconnection: false });
+async function connectSocketIo(url: string, user = 'u1'): Promise<Socket> {
+  const socket = io(url, { transports: ['websocket'], reconnection: false, auth: { user } });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
     socket.once('connect_error', reject);
@@ -62,6 +62,28 @@ describe('@WithLock on a socket.io gateway', () => {
     expect(second.retryAfter).toBeGreaterThanOrEqual(1);
     expect(await first).toEqual({ bought: 'p1' });
     expect(running.gate.entered).toBe(1);
+    expect(running.logger.errors()).toEqual([]);
+  });
+
+  it('reads <user.id> from the socket the connection handler authenticated: one checkout per user at a time', async () => {
+    const otherUser = await connectSocketIo(running.url, 'u2');
+    clients.push(otherUser);
+    const first = clients[0].emitWithAck('checkout', { item: 'book' });
+    await running.gate.reached(1);
+
+    const sameUser = await clients[1].timeout(5000).emitWithAck('checkout', { item: 'book' });
+    const other = otherUser.emitWithAck('checkout', { item: 'book' });
+    await running.gate.reached(2);
+    running.gate.open();
+
+    expect(sameUser).toEqual({
+      code: 'LOCKED',
+      message: 'Resource "cart:<user.id>" is locked by another operation; retry later.',
+      resource: 'cart:<user.id>',
+      retryAfter: expect.any(Number),
+    });
+    expect(await first).toEqual({ checkedOut: 'book' });
+    expect(await other).toEqual({ checkedOut: 'book' });
     expect(running.logger.errors()).toEqual([]);
   });
 
