@@ -1,4 +1,7 @@
+import { Injectable, type Provider } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { Queue, QueueEvents } from 'bullmq';
+import { LockInterceptor, type LockError } from '../../lib/index.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { uniquePrefix } from '../support/stores.js';
 import { Gate } from './fixtures/gate.js';
@@ -35,7 +38,7 @@ describe('@WithLock on BullMQ processors: a pair of workers on one job key', () 
   });
 
   /** Starts two workers of one fresh queue, with the same lock options, and listens to the queue's events. */
-  async function startPair(runs: string[], withLock = {}): Promise<void> {
+  async function startPair(runs: string[], withLock = {}, providers: Provider[] = []): Promise<void> {
     gate = new Gate();
     const name = `orders-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const lockOptions = { redis: redis.url, keyPrefix: uniquePrefix() };
@@ -45,8 +48,8 @@ describe('@WithLock on BullMQ processors: a pair of workers on one job key', () 
     failed = [];
     events.on('failed', ({ jobId }) => void failed.push(jobId));
     workers = [
-      await startWorker(connection, name, gate, runs, lockOptions, withLock),
-      await startWorker(connection, name, gate, runs, lockOptions, withLock),
+      await startWorker(connection, name, gate, runs, lockOptions, withLock, providers),
+      await startWorker(connection, name, gate, runs, lockOptions, withLock, providers),
     ];
   }
 
@@ -90,6 +93,25 @@ describe('@WithLock on BullMQ processors: a pair of workers on one job key', () 
     expect(workers.flatMap((worker) => worker.logger.errors())).toEqual([]);
   });
 
+  it("follows the application's own LockInterceptor.toJobError over the module's: here a busy key fails the attempt", async () => {
+    const runs: string[] = [];
+    await startPair(runs, {}, [{ provide: APP_INTERCEPTOR, useClass: FailWhenBusy }]);
+    const first = await queue.add('ship', { orderId: 'o3' });
+    await gate.reached(1);
+
+    const second = await queue.add('ship', { orderId: 'o3' }, { attempts: 1 });
+    const outcome = await Promise.race([
+      nextEvent<{ jobId: string }>(events, 'delayed', second.id!).then(() => 'delayed'),
+      nextEvent<{ jobId: string; failedReason: string }>(events, 'failed', second.id!).then(
+        (event) => event.failedReason,
+      ),
+    ]);
+    gate.open();
+
+    expect(outcome).toBe('busy: order:<job.data.orderId>');
+    expect(runs).toEqual([first.id]);
+  });
+
   it("completes the job whose key is held without running it when the policy is 'skip'", async () => {
     const runs: string[] = [];
     await startPair(runs, { onContention: 'skip' });
@@ -113,3 +135,11 @@ describe('@WithLock on BullMQ processors: a pair of workers on one job key', () 
     expect(workers.flatMap((worker) => worker.logger.errors())).toEqual([]);
   });
 });
+
+/** An application's own job mapping, registered beside the module's interceptor: it must win. */
+@Injectable()
+class FailWhenBusy extends LockInterceptor {
+  protected override toJobError(error: LockError): Error {
+    return new Error(`busy: ${error.keyTemplate}`);
+  }
+}
