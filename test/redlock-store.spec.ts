@@ -356,8 +356,8 @@ describe('RedlockStore when nodes fail', () => {
     const redlock = store();
     await servers[2].kill();
     const first = [await fenceOf(redlock, 'f'), await fenceOf(redlock, 'f'), await fenceOf(redlock, 'f')];
-    expect(first[1]).toBe(first[0]! + 1);
-    expect(first[2]).toBe(first[1]! + 1);
+    expect(first[1]).toBeGreaterThan(first[0]!);
+    expect(first[2]).toBeGreaterThan(first[1]!);
     // node 2 returns empty, node 0 dies: the quorum is {1, 2}
     await restart(2);
     await servers[0].kill();

@@ -6,7 +6,7 @@ export interface AcquireRequest {
   readonly token: string;
   /** Lease length in ms. */
   readonly ttl: number;
-  /** Whether to increment and return the resource's fence counter with the grant. */
+  /** Whether to grant the resource's next fence with the lease: above every fence granted for it before. */
   readonly fencing: boolean;
   /**
    * Who takes the lease (a short JSON text made by the manager: host, pid, label, time; never the token).

@@ -38,8 +38,9 @@ export class MemoryLockStore implements LockStore {
     }
     this.setLease(request.key, request.token, request.ttl, request.holder);
     if (!request.fencing) return { acquired: true };
-    // fence counters outlive leases, as in Redis: they must keep growing across holders
-    const fence = (this.fences.get(request.key) ?? 0) + 1;
+    // fence counters outlive leases, as in Redis: they must keep growing across holders. The clock floor
+    // gives fences of the same shape as Redis's, and keeps them above those of an earlier run of the process
+    const fence = Math.max((this.fences.get(request.key) ?? 0) + 1, microsecondsSinceEpoch());
     this.fences.set(request.key, fence);
     return { acquired: true, fence };
   }
@@ -112,4 +113,9 @@ export class MemoryLockStore implements LockStore {
     const set = this.watches.get(key);
     if (set) for (const watch of set) watch.wake();
   }
+}
+
+/** The wall clock in microseconds, read through the monotonic clock so that it never goes back in a process. */
+function microsecondsSinceEpoch(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
 }

@@ -444,18 +444,23 @@ export class RedlockStore implements LockStore {
   }
 
   /**
-   * The fence of a grant: the highest counter among the granting nodes (each INCRs its own), written
-   * back to every granting node whose counter is lower, before the grant is handed out.
+   * The fence of a grant: the highest fence among the granting nodes (each takes the next one of its own
+   * counter, floored by its own clock), written back to every granting node whose counter is lower, before
+   * the grant is handed out. As no two nodes read their clocks at the same instant, a fenced grant usually
+   * needs this second round.
    *
    * Why this is monotonic: the next grant needs a quorum too, and any two quorums share a node. On a
    * quorum of this grant's nodes the counter is at least this fence before the lease is handed out, and
-   * no other grant can INCR those nodes until this lease is released or expires there; so the next grant
-   * INCRs one of them above this fence, and its maximum is higher. Taking the maximum alone is not
-   * enough: failed attempts INCR the nodes they briefly won, counters drift apart, and the next quorum
-   * could miss the node holding the maximum. Hence the write-back, which must reach a quorum.
+   * no other grant can move those nodes until this lease is released or expires there; so the next grant
+   * takes one of them above this fence, and its maximum is higher. Taking the maximum alone is not
+   * enough: clocks differ, failed attempts move the nodes they briefly won, and the next quorum could miss
+   * the node holding the maximum. Hence the write-back, which must reach a quorum. None of this needs the
+   * clocks to agree.
    *
-   * Its limit: a node that restarts empty restarts its counter too; if it is the only node shared by two
-   * consecutive quorums, the next fence can be lower. Persist the nodes (AOF) when fences matter.
+   * Its limit: a node that comes back with an older counter (restarted empty, restored from an old
+   * snapshot, failed over to a lagging replica) falls back on its clock; if it is the only node shared by
+   * two consecutive quorums, the next fence is above the last one only while the nodes' clocks differ by
+   * less than the time between the two grants. Persist the nodes (AOF) when fences matter.
    */
   private async settleFence(
     keys: ResourceKeys,
@@ -588,8 +593,9 @@ function longestHold(replies: readonly NodeReply<AcquireReply>[]): number | unde
 
 /**
  * The last fence granted, from the counters of the nodes that answered: a grant leaves at least a quorum
- * of nodes at its fence, while a node outside that quorum may have started its counter later from its own
- * clock (higher, never granted) or missed grants (lower); the quorum-th highest counter is the grant's.
+ * of nodes at its fence, while a node outside that quorum may hold the fence of a failed attempt or of a
+ * grant that answered too late (higher, never handed out) or have missed grants (lower); the quorum-th
+ * highest counter is the grant's. Counters only grow, so this never goes back either.
  */
 function lastGrantedFence(fences: number[], quorum: number): number {
   const sorted = [...fences].sort((a, b) => b - a);

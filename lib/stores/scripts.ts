@@ -14,22 +14,34 @@ function script(name: string, lua: string): LuaScript {
 
 /**
  * Lua shared by the scripts that grant a lease: writes the lease, its fence and its holder record.
- * The fence counter has no expiry: it must keep growing across every grant of this resource. It goes
- * first, so a fence key of another type fails the script before anything is written.
+ *
+ * The fence is one above the resource's counter and never below the server clock in microseconds. The
+ * clock is a floor on every grant, not only a seed for a missing counter: a counter can come back older
+ * than fences already granted (a replica promoted before it received the last grants, a restore from an
+ * old snapshot) and must not hand those out again. No fence is above the clock, at its grant, of the
+ * fastest server the counter lived on (two grants of one resource are more than a microsecond apart), so
+ * the first fence of a promoted replica is above every fence the old master granted once the failover took
+ * longer than the servers' clocks differ. The counter has no expiry: it must keep growing across every
+ * grant of this resource.
  */
 const GRANT_LUA = `
+local function nextFence(fenceKey)
+  -- INCR first: a fence key of another type, or one that holds no integer, fails the script before anything
+  -- is written (and INCR is what the lock user's ACL already allows)
+  local fence = redis.call('INCR', fenceKey)
+  local now = redis.call('TIME')
+  local clock = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  -- the clock as a floor: a counter behind it (new, or older than fences already granted) jumps to it
+  if fence < clock then
+    fence = clock
+    redis.call('SET', fenceKey, string.format('%.0f', fence))
+  end
+  return fence
+end
+
 local function grant(lockKey, fenceKey, holderKey, token, ttl, fencing, holder)
   local fence = 0
-  if fencing == '1' then
-    fence = redis.call('INCR', fenceKey)
-    -- a counter that starts over (a new resource, or one a restart lost) starts from the server clock in
-    -- microseconds: above every fence granted before it, as no resource is granted twice in a microsecond
-    if fence == 1 then
-      local now = redis.call('TIME')
-      fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-      redis.call('SET', fenceKey, string.format('%.0f', fence))
-    end
-  end
+  if fencing == '1' then fence = nextFence(fenceKey) end
   redis.call('SET', lockKey, token, 'PX', ttl)
   -- who holds it, for inspect(): the same expiry as the lease, so it never describes a past holder;
   -- a grant without a record drops one left by a lease deleted from outside

@@ -151,8 +151,8 @@ export function describeStoreContract(kind: StoreKind): void {
       const first = await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: true });
       const retry = await pair.store.acquire({ key: 'k', token, ttl: 5000, fencing: true });
       expect(retry).toEqual({ acquired: true, fence: expect.any(Number) });
-      // the same fence on one server; under Redlock a node that answered late may have started its counter
-      // later from its own clock, so the retry may see a higher one, never a lower one
+      // the same fence on one server; under Redlock a node that answered after the quorum granted a fence
+      // of its own, from its own clock, so the retry may see a higher one, never a lower one
       if (first.acquired && retry.acquired) expect(retry.fence).toBeGreaterThanOrEqual(first.fence!);
       expect((await pair.other.acquire({ key: 'k', token: newToken(), ttl: 5000, fencing: true })).acquired).toBe(
         false,
@@ -222,6 +222,44 @@ export function describeStoreContract(kind: StoreKind): void {
         acquired: true,
       });
       expect((await pair.other.inspect('f')).fence).toBe(second.acquired ? second.fence : -1);
+    });
+
+    it('grants fences that are safe integers at or above the clock in microseconds', async () => {
+      const before = Date.now() * 1000;
+      const granted = await pair.store.acquire({ key: 'clock', token: newToken(), ttl: 5000, fencing: true });
+      const fence = granted.acquired ? granted.fence! : -1;
+      expect(Number.isSafeInteger(fence)).toBe(true);
+      // every server here runs on this machine's clock; a millisecond of slack for the clocks' rounding
+      expect(fence).toBeGreaterThanOrEqual(before - 1000);
+      expect(fence).toBeLessThanOrEqual(Date.now() * 1000 + 1000);
+    });
+
+    it('grants a fence above every earlier one after the fence counter went back, as on a replica that missed the last grants', async () => {
+      const fences: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const token = newToken();
+        const granted = await pair.store.acquire({ key: 'rewound', token, ttl: 5000, fencing: true });
+        fences.push(granted.acquired ? granted.fence! : -1);
+        await pair.store.release('rewound', token);
+      }
+      await pair.rewindFence('rewound', fences[0]);
+      const after = await pair.other.acquire({ key: 'rewound', token: newToken(), ttl: 5000, fencing: true });
+      expect(after.acquired && after.fence).toBeGreaterThan(Math.max(...fences));
+      expect((await pair.other.inspect('rewound')).fence).toBe(after.acquired ? after.fence : -1);
+    });
+
+    it('keeps fences strictly increasing when fenced and unfenced grants of one resource alternate', async () => {
+      const fences: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const token = newToken();
+        const store = i % 2 === 0 ? pair.store : pair.other;
+        const granted = await store.acquire({ key: 'mixed', token, ttl: 5000, fencing: i % 3 !== 1 });
+        if (granted.acquired && granted.fence !== undefined) fences.push(granted.fence);
+        await store.release('mixed', token);
+      }
+      expect(fences).toHaveLength(4);
+      for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1]);
+      expect((await pair.other.inspect('mixed')).fence).toBe(fences.at(-1));
     });
 
     it('hands out 1,000 strictly increasing fences to contending workers, one holder at a time', async () => {

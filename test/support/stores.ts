@@ -15,6 +15,11 @@ export interface StorePair {
   readonly other: LockStore;
   /** Deletes a lock key behind the holder's back, as an operator or an expiry would. */
   deleteLease(key: string): Promise<void>;
+  /**
+   * Sets the fence counter of a resource back to `value` on every server, as a failover to a replica that
+   * missed the last grants would (or a restore from an old snapshot).
+   */
+  rewindFence(key: string, value: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,13 +50,19 @@ export const memoryKind: StoreKind = {
   name: 'MemoryLockStore',
   async create() {
     const store = new MemoryLockStore();
-    const memory = store as unknown as { leases: Map<string, { timer: NodeJS.Timeout }> };
+    const memory = store as unknown as {
+      leases: Map<string, { timer: NodeJS.Timeout }>;
+      fences: Map<string, number>;
+    };
     return {
       store,
       other: store,
       async deleteLease(key) {
         clearTimeout(memory.leases.get(key)?.timer);
         memory.leases.delete(key);
+      },
+      async rewindFence(key, value) {
+        memory.fences.set(key, value);
       },
       close: () => store.close(),
     };
@@ -71,6 +82,9 @@ function redisStorePair(
     other,
     async deleteLease(key) {
       await admin.del(resourceKeys(keyPrefix, key).lock);
+    },
+    async rewindFence(key, value) {
+      await admin.set(resourceKeys(keyPrefix, key).fence, value);
     },
     async close() {
       await Promise.all([store.close(), other.close(), admin.quit()]);
@@ -135,6 +149,9 @@ export function redlockKind(nodes: number, pool: RedisServerPool = redlockServer
         other,
         async deleteLease(key) {
           await Promise.all(admins.map((admin) => admin.del(resourceKeys(keyPrefix, key).lock)));
+        },
+        async rewindFence(key, value) {
+          await Promise.all(admins.map((admin) => admin.set(resourceKeys(keyPrefix, key).fence, value)));
         },
         async close() {
           await Promise.all([store.close(), other.close(), ...admins.map((admin) => admin.quit())]);
