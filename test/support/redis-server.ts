@@ -53,9 +53,18 @@ export interface RedisServerOptions {
    * @default os.tmpdir()
    */
   dir?: string;
+  /**
+   * Runs a Sentinel instead (`redis-server <file> --sentinel`) with this config file, which the Sentinel
+   * rewrites as it learns the topology: give each Sentinel a file of its own. It counts as started once it
+   * has printed its ID (it is listening by then).
+   */
+  sentinelConfig?: string;
 }
 
-/** Starts a throwaway redis-server (no persistence) on a free port and waits until it accepts commands. */
+/**
+ * Starts a throwaway redis-server (no persistence), or a Sentinel, on a free port and waits until it
+ * accepts commands.
+ */
 export async function startRedisServer(
   extraArgs: string[] = [],
   port?: number,
@@ -64,9 +73,11 @@ export async function startRedisServer(
   const binary = redisServerBinary();
   const chosenPort = port ?? (await freePort());
   let child: ChildProcess | undefined;
+  const ready = options.sentinelConfig === undefined ? 'Ready to accept connections' : 'Sentinel ID is';
 
   const launch = async (): Promise<void> => {
-    const args = ['--port', String(chosenPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    const args = options.sentinelConfig === undefined ? [] : [options.sentinelConfig, '--sentinel'];
+    args.push('--port', String(chosenPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no');
     args.push('--dir', options.dir ?? tmpdir(), '--enable-debug-command', 'local', ...extraArgs);
     const proc = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
@@ -74,7 +85,7 @@ export async function startRedisServer(
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
+        if (output.includes(ready)) {
           proc.stdout?.off('data', onData);
           resolve();
         }
