@@ -26,16 +26,18 @@ export interface RedisClusterConfig {
  */
 export interface LockModuleOptions extends LockDefaults {
   /**
-   * The Redis (or Valkey) to keep locks in: an ioredis `Redis` or `Cluster` you own (never closed by the
-   * module), or a URL / ioredis options / `{ cluster: nodes, options }` from which the module creates and
-   * owns a client.
-   */
-  /**
    * A quorum over independent Redis nodes (Redlock) instead of one Redis: `{ nodes: [url1, url2, url3] }`
    * (an odd number, at least 3). `keyPrefix`, `releaseNotices`, `handoffWindow` and `acceptEvictionRisk` apply
    * to it too.
    */
   readonly redlock?: Omit<RedlockStoreOptions, 'keyPrefix' | 'releaseNotices' | 'handoffWindow' | 'acceptEvictionRisk'>;
+  /**
+   * The Redis (or Valkey) to keep locks in: an ioredis `Redis` or `Cluster` you own (never closed by the
+   * module), or a URL / ioredis options / `{ cluster: nodes, options }` from which the module creates and
+   * owns a client. Options with `sentinels` and `name` make a Sentinel client, with `failoverDetector` on
+   * unless you turn it off: it leaves a frozen or cut-off master as soon as a Sentinel announces a failover.
+   * @example { sentinels: [{ host: 'sentinel-0', port: 26379 }], name: 'locks' }
+   */
   readonly redis?: Redis | Cluster | string | RedisOptions | RedisClusterConfig;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;

@@ -1,4 +1,4 @@
-import type { Cluster } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
 import type { RedisLockStore } from '../stores/redis.store.js';
@@ -44,5 +44,31 @@ describe('createStore with redis: { cluster, options }', () => {
     })();
     expect(error).toBeInstanceOf(LockConfigurationError);
     expect((error as LockConfigurationError).option).toBe(option);
+  });
+});
+
+describe('createStore with redis: { sentinels, name }', () => {
+  const sentinels = [{ host: '127.0.0.1', port: 26379 }];
+
+  it('creates a Sentinel client it owns that leaves a master as soon as a Sentinel announces a failover', async () => {
+    const created = await build({ redis: { sentinels, name: 'locks' } });
+    const client = (created.store as RedisLockStore).client as Redis;
+    expect(created).toMatchObject({ owned: true });
+    expect(client.options).toMatchObject({ failoverDetector: true, commandTimeout: 2000, maxRetriesPerRequest: 1 });
+    await created.store.close();
+    expect(client.status).toBe('end');
+  });
+
+  it("keeps the user's own choice of failover detector and timeouts", async () => {
+    const created = await build({ redis: { sentinels, name: 'locks', failoverDetector: false, commandTimeout: 500 } });
+    const client = (created.store as RedisLockStore).client as Redis;
+    expect(client.options).toMatchObject({ failoverDetector: false, commandTimeout: 500 });
+    await created.store.close();
+  });
+
+  it('leaves the failover detector off for a client that is not a Sentinel client', async () => {
+    const created = await build({ redis: { host: '127.0.0.1', port: 1 } });
+    expect(((created.store as RedisLockStore).client as Redis).options.failoverDetector).toBe(false);
+    await created.store.close();
   });
 });

@@ -37,6 +37,13 @@ export const OWNED_CLIENT_DEFAULTS: RedisOptions = Object.freeze({
   lazyConnect: true,
 });
 
+/**
+ * Further defaults for a Sentinel client the module creates: leave the old master as soon as a Sentinel
+ * announces a failover (`+switch-master`). Without it the client stays with a master that was frozen or cut
+ * off and came back, and a holder renews its lease there while another process takes the key on the new one.
+ */
+export const SENTINEL_CLIENT_DEFAULTS: RedisOptions = Object.freeze({ failoverDetector: true });
+
 /** Where the module keeps locks, decided and checked, nothing connected yet. */
 export type StorePlan =
   | { readonly kind: 'given'; readonly store: LockStore }
@@ -256,7 +263,8 @@ function planRedis(options: LockModuleOptions, redis: NonNullable<LockModuleOpti
       settings: checkRedisStoreOptions(shared, clusterOptions.redisOptions.commandTimeout),
     };
   }
-  const redisOptions = { ...OWNED_CLIENT_DEFAULTS, ...redis };
+  const sentinel = (redis as RedisOptions).sentinels !== undefined ? SENTINEL_CLIENT_DEFAULTS : {};
+  const redisOptions = { ...OWNED_CLIENT_DEFAULTS, ...sentinel, ...redis };
   return {
     kind: 'options',
     options: redisOptions,
