@@ -42,7 +42,10 @@ export interface LockOptions {
   readonly retry?: Partial<BackoffOptions>;
   /** Renew the lease at about a third of its TTL until released. @default true for `using` and `@WithLock`, false for `acquire` */
   readonly autoRenew?: boolean;
-  /** Grant a fence (a number that grows with every grant of this resource) with the lease. @default false */
+  /**
+   * Grant a fence with the lease: a safe integer above every fence granted for this resource before, at
+   * least the server clock in microseconds (so store it in a 64-bit column). @default false
+   */
   readonly fencing?: boolean;
   /**
    * Names the holder in `inspect()` (with host, pid and time), e.g. `'BillingJob.run'`; at most 256
