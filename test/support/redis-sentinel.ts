@@ -69,13 +69,14 @@ export interface RedisSentinelHandle {
   /** What the server says it is (`INFO replication`), or `'down'` when it does not answer within a second. */
   role(server: MonitoredServer): Promise<'master' | 'replica' | 'down'>;
   /**
-   * Cuts the server off from the other servers and the Sentinels: its proxy drops every connection and
-   * refuses new ones, so its replication links break at once (for a master: writes from now on reach it
-   * only) and the Sentinels soon see it down. Clients on {@link RedisSentinelHandle.clientOptions} keep it.
+   * Partitions the server from the other servers and the Sentinels: its proxy holds every byte from now on
+   * and connections stay open, so its replication links carry nothing more (for a master: writes from now
+   * on reach it only) and the Sentinels see it down once a ping has gone unanswered for
+   * `down-after-milliseconds`. Clients on {@link RedisSentinelHandle.clientOptions} keep it.
    */
-  isolate(server: MonitoredServer): Promise<void>;
-  /** Lets an isolated server be reached again. */
-  reconnect(server: MonitoredServer): Promise<void>;
+  isolate(server: MonitoredServer): void;
+  /** Ends a partition: what the proxy held is delivered, in order, and the links go on. */
+  reconnect(server: MonitoredServer): void;
   /**
    * Resolves with the server that took over from `previous` once every running Sentinel names it as master
    * and it says it is one.
@@ -104,7 +105,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * const group = await startRedisSentinel();
  * const client = new Redis({ ...group.clientOptions, failoverDetector: true });
  * const master = await group.master();
- * await group.isolate(master);
+ * group.isolate(master);
  * await master.process.kill();
  * const successor = await group.waitForFailover(master);
  */
@@ -199,6 +200,17 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     const reply = await commands(server.port, [['INFO', 'replication']]);
     if (typeof reply === 'string') return 'down';
     return parseInfo(reply[0] as string).get('role') === 'master' ? 'master' : 'replica';
+  };
+
+  /** A Sentinel that does not see the master it names as simply up, or undefined. */
+  const unsettledSentinel = async (): Promise<string | undefined> => {
+    for (const sentinel of running(sentinels)) {
+      const reply = await commands(sentinel.port, [['SENTINEL', 'MASTER', name]]);
+      if (typeof reply === 'string') return reply;
+      const flags = fields(reply[0] as string[]).get('flags');
+      if (flags !== 'master') return `the Sentinel on port ${sentinel.port} flags the master ${flags}`;
+    }
+    return undefined;
   };
 
   /** What keeps the group from being healthy, or undefined. */
@@ -300,12 +312,13 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
       return agreed.value;
     },
     role,
-    async isolate(server) {
-      await server.proxy.refuse(true);
-      server.proxy.cutAll();
+    // a partition, not a cut: a Sentinel whose link breaks counts the downtime from the last reply it got,
+    // which can be a second old, so even a short cut could start a failover
+    isolate(server) {
+      server.proxy.blackhole();
     },
-    async reconnect(server) {
-      await server.proxy.refuse(false);
+    reconnect(server) {
+      server.proxy.heal();
     },
     async waitForFailover(previous, timeoutMs = DEFAULT_TIMEOUT_MS) {
       return until(
@@ -318,7 +331,9 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
           if ((await role(agreed.value)) !== 'master') {
             return { waiting: `127.0.0.1:${agreed.value.port} does not say it is the master yet` };
           }
-          return agreed;
+          // over everywhere: no Sentinel still runs a failover (its flags would say failover_in_progress)
+          const unsettled = await unsettledSentinel();
+          return unsettled === undefined ? agreed : { waiting: unsettled };
         },
       );
     },
