@@ -91,6 +91,7 @@ describe('a Sentinel client the module creates, when the master freezes', () => 
       }
     };
     const store = await sentinelStore(uniquePrefix());
+    cleanups.push(() => store.close());
     await store.inspect('job');
     // the detector subscribes to every Sentinel once the client is connected
     await until(1);

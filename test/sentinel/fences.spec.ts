@@ -73,6 +73,11 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
       }
     };
     const workers = managers.map(work);
+    // a test that fails half-way still stops its workers before their managers close
+    cleanups.push(async () => {
+      running = false;
+      await Promise.allSettled(workers);
+    });
 
     await grantsUntil(50);
     const master = await group.master();
