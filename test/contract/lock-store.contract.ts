@@ -25,6 +25,11 @@ export const ADVERSARIAL_KEYS = [
  * The behaviour every LockStore must show, run against each store kind: Memory, Redis, Cluster, Redlock.
  */
 export function describeStoreContract(kind: StoreKind): void {
+  /** A ttl the store grants: `ttl`, or the store's least one when that is longer. */
+  const ttlOf = (ttl: number): number => Math.max(ttl, kind.minTtl ?? 0);
+  /** How long after its last write a lease of `ttl` ms may still be in the store. */
+  const freedAfter = (ttl: number): number => kind.freedAfter?.(ttl) ?? ttl;
+
   describe(`${kind.name} contract`, () => {
     let pair: StorePair;
     let managers: LockManager[] = [];
@@ -108,7 +113,7 @@ export function describeStoreContract(kind: StoreKind): void {
         expect(state).toMatchObject({ held: true, holder });
         expect(state.remainingTtl).toBeGreaterThan(5000);
       }
-      expect((await pair.other.inspect('batch:taken')).remainingTtl).toBeLessThanOrEqual(1000);
+      expect((await pair.other.inspect('batch:taken')).remainingTtl).toBeLessThanOrEqual(freedAfter(1000));
       expect((await pair.other.inspect('batch:missing')).held).toBe(false);
     });
 
@@ -162,16 +167,16 @@ export function describeStoreContract(kind: StoreKind): void {
     it('keeps the holder record beside the lease: shown while held, kept by extend, gone with release and expiry', async () => {
       const token = newToken();
       const holder = JSON.stringify({ host: 'h', pid: 1, label: 'Job.run', acquiredAt: new Date(0).toISOString() });
-      await pair.store.acquire({ key: 'h', token, ttl: 300, fencing: false, holder });
+      await pair.store.acquire({ key: 'h', token, ttl: ttlOf(300), fencing: false, holder });
       expect((await pair.other.inspect('h')).holder).toBe(holder);
-      expect(await pair.store.extend('h', token, 5000)).toBe(true);
-      await sleep(400);
+      expect(await pair.store.extend('h', token, freedAfter(ttlOf(300)) + 5000)).toBe(true);
+      await sleep(freedAfter(ttlOf(300)) + 100);
       expect(await pair.other.inspect('h')).toMatchObject({ held: true, holder });
       expect(await pair.store.release('h', token)).toBe(true);
       expect((await pair.other.inspect('h')).holder).toBeUndefined();
 
-      await pair.store.acquire({ key: 'h', token: newToken(), ttl: 100, fencing: false, holder });
-      await sleep(200);
+      await pair.store.acquire({ key: 'h', token: newToken(), ttl: ttlOf(100), fencing: false, holder });
+      await sleep(freedAfter(ttlOf(100)) + 100);
       expect(await pair.other.inspect('h')).toEqual({ held: false });
     });
 
@@ -200,14 +205,15 @@ export function describeStoreContract(kind: StoreKind): void {
     });
 
     it('frees the key of a holder that never releases within its TTL', async () => {
-      await pair.store.acquire({ key: 'crashed', token: newToken(), ttl: 200, fencing: false });
-      expect((await pair.other.acquire({ key: 'crashed', token: newToken(), ttl: 200, fencing: false })).acquired).toBe(
+      const ttl = ttlOf(200);
+      await pair.store.acquire({ key: 'crashed', token: newToken(), ttl, fencing: false });
+      expect((await pair.other.acquire({ key: 'crashed', token: newToken(), ttl, fencing: false })).acquired).toBe(
         false,
       );
       const waiter = manager(pair.other);
       const started = performance.now();
-      const lock = await waiter.acquire('crashed', { wait: 2000, ttl: 1000 });
-      expect(performance.now() - started).toBeLessThan(1000);
+      const lock = await waiter.acquire('crashed', { wait: freedAfter(ttl) + 1800, ttl: 1000 });
+      expect(performance.now() - started).toBeLessThan(freedAfter(ttl) + 800);
       await lock.release();
     });
 
@@ -329,7 +335,7 @@ export function describeStoreContract(kind: StoreKind): void {
 
     it("aborts the holder's signal with LockLostError when its lease is deleted under it", async () => {
       const holder = manager(pair.store);
-      const lock = await holder.acquire('victim', { ttl: 600, autoRenew: true });
+      const lock = await holder.acquire('victim', { ttl: ttlOf(600), autoRenew: true });
       await pair.deleteLease('victim');
       const reason = await new Promise<unknown>((resolve) =>
         lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)),

@@ -1,4 +1,12 @@
-import { clusterKind, memoryKind, redisKind, redlock3Kind, redlock5Kind, redlockServers } from '../support/stores.js';
+import {
+  clusterKind,
+  etcdKind,
+  memoryKind,
+  redisKind,
+  redlock3Kind,
+  redlock5Kind,
+  redlockServers,
+} from '../support/stores.js';
 import { describeStoreContract } from './lock-store.contract.js';
 
 beforeAll(() => redlockServers.servers(5));
@@ -14,4 +22,11 @@ describe('on a local Redis Cluster (3 masters, 3 replicas)', () => {
   afterAll(() => clusterKind.stop());
 
   describeStoreContract(clusterKind);
+});
+
+describe('on a local etcd cluster (3 members)', () => {
+  beforeAll(() => etcdKind.cluster(), 60_000);
+  afterAll(() => etcdKind.stop());
+
+  describeStoreContract(etcdKind);
 });

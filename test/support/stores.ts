@@ -3,9 +3,12 @@ import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory.store.js';
 import { RedisLockStore } from '../../lib/stores/redis.store.js';
 import { RedlockStore } from '../../lib/stores/redlock.store.js';
+import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
+import { etcdResourceKeys } from '../../lib/stores/etcd/etcd-keys.js';
 import { resourceKeys } from '../../lib/utils/resource-keys.js';
 import { startRedisServer, type RedisServerHandle } from './redis-server.js';
 import { startRedisCluster, type RedisClusterHandle } from './redis-cluster.js';
+import { startEtcdCluster, type EtcdClusterHandle } from './etcd-cluster.js';
 
 /** Two views of one lock space, as two processes would have them, and how to dispose of them. */
 export interface StorePair {
@@ -27,6 +30,13 @@ export interface StorePair {
 export interface StoreKind {
   readonly name: string;
   create(): Promise<StorePair>;
+  /** The least ttl in ms the store grants (etcd: whole seconds, so 1000); the suite raises shorter ones to it. */
+  readonly minTtl?: number;
+  /**
+   * The longest, in ms, a lease of `ttl` ms can take to be gone from the store after its last write (etcd: whole
+   * seconds, at least its least lease, then an expiry sweep); without it, `ttl`.
+   */
+  freedAfter?(ttl: number): number;
 }
 
 /** The URL of the shared test redis-server started by the global setup. */
@@ -196,6 +206,53 @@ export const clusterKind: ClusterStoreKind = {
   async stop() {
     const started = sharedCluster;
     sharedCluster = undefined;
+    await (await started?.catch(() => undefined))?.stop();
+  },
+};
+
+/** A store kind backed by one 3-member etcd cluster per test file, started on first use; stop it in `afterAll`. */
+export interface EtcdStoreKind extends StoreKind {
+  /** The file's cluster, started on the first call. */
+  cluster(): Promise<EtcdClusterHandle>;
+  stop(): Promise<void>;
+}
+
+let sharedEtcd: Promise<EtcdClusterHandle> | undefined;
+
+/**
+ * etcd's least lease on the test cluster (1.5 election timeouts of 1.2 s, rounded up) and the most its expiry
+ * sweep (every 500 ms, then a commit) may take on a loaded machine.
+ */
+const ETCD_LEAST_LEASE = 2000;
+const ETCD_EXPIRY_LAG = 1000;
+
+export const etcdKind: EtcdStoreKind = {
+  name: 'EtcdLockStore on a 3-member etcd cluster',
+  minTtl: 1000,
+  freedAfter: (ttl) => Math.max(Math.ceil(ttl / 1000) * 1000, ETCD_LEAST_LEASE) + ETCD_EXPIRY_LAG,
+  cluster() {
+    sharedEtcd ??= startEtcdCluster(3);
+    return sharedEtcd;
+  },
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const cluster = await this.cluster();
+    const store = new EtcdLockStore({ hosts: cluster.hosts, keyPrefix });
+    const other = new EtcdLockStore({ hosts: cluster.hosts, keyPrefix });
+    return {
+      store,
+      other,
+      async deleteLease(key) {
+        await cluster.deleteKey(etcdResourceKeys(keyPrefix, key).lock);
+      },
+      async close() {
+        await Promise.all([store.close(), other.close()]);
+      },
+    };
+  },
+  async stop() {
+    const started = sharedEtcd;
+    sharedEtcd = undefined;
     await (await started?.catch(() => undefined))?.stop();
   },
 };

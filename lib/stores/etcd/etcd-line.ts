@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { EtcdCompare, EtcdRequestOp, Etcd3Client } from './etcd-client.js';
+import type { EtcdKeepAlives } from './etcd-keep-alives.js';
+import { lineEntry, type EtcdResourceKeys } from './etcd-keys.js';
+
+/** A place this process holds in one resource's line. */
+interface Place {
+  readonly entry: Buffer;
+  /** The entry's `create_revision`: its rank in the line. */
+  revision?: string;
+  /** `performance.now()` after which the wait that took it is over, and the place is given up. */
+  until: number;
+}
+
+/** How long a place outlives the wait that took it, for the waiter's last attempt to still count. */
+const PLACE_GRACE = 1000;
+
+/**
+ * This process's places in the lines of waiting processes, one line per resource, as etcd's concurrency
+ * recipes order waiters: by the `create_revision` of each waiter's key. Every place is attached to one
+ * session lease per store, kept alive while the store stands in some line: when the process dies, its places
+ * go with the session, within `sessionTtl` seconds. A place whose wait is over goes even when nobody says so.
+ */
+export class EtcdLine {
+  /** This store's name in every line: 16 hex digits, never a token. */
+  readonly owner = randomBytes(8).toString('hex');
+  private readonly places = new Map<string, Place>();
+  private session?: Promise<string>;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly client: () => Promise<Etcd3Client>,
+    private readonly keepAlives: EtcdKeepAlives,
+    private readonly sessionTtl: number,
+  ) {}
+
+  /**
+   * The comparison that lets this process take a free key: nobody stands in its line, or nobody stands
+   * ahead of our own place.
+   */
+  gate(keys: EtcdResourceKeys): EtcdCompare {
+    const place = this.places.get(id(keys));
+    if (place?.revision === undefined) {
+      return { key: keys.line, range_end: keys.lineEnd, target: 'Create', result: 'Less', create_revision: 1 };
+    }
+    // every entry's create_revision is at least ours: ours is the oldest
+    const before = (BigInt(place.revision) - 1n).toString();
+    return { key: keys.line, range_end: keys.lineEnd, target: 'Create', result: 'Greater', create_revision: before };
+  }
+
+  /** The operation that leaves the line with a grant (a no-op when we had no place). */
+  leaveOp(keys: EtcdResourceKeys): EtcdRequestOp {
+    return { request_delete_range: { key: lineEntry(keys, this.owner) } };
+  }
+
+  /** The operation that takes a place in the line unless we already have one, and tells its revision. */
+  async joinOp(keys: EtcdResourceKeys): Promise<EtcdRequestOp> {
+    const lease = await this.sessionLease();
+    const entry = lineEntry(keys, this.owner);
+    return {
+      request_txn: {
+        compare: [{ key: entry, target: 'Create', result: 'Equal', create_revision: 0 }],
+        success: [{ request_put: { key: entry, value: Buffer.alloc(0), lease } }],
+        failure: [{ request_range: { key: entry } }],
+      },
+    };
+  }
+
+  /** Our own entry's key in a resource's line. */
+  entryOf(keys: EtcdResourceKeys): Buffer {
+    return lineEntry(keys, this.owner);
+  }
+
+  /** Drops the session whose lease etcd no longer knows; the next join grants a new one. */
+  resetSession(): void {
+    this.session = undefined;
+    this.places.clear();
+  }
+
+  /** Records the place a refused attempt took (or confirmed), until `until`. */
+  joined(keys: EtcdResourceKeys, revision: string | undefined, waitFor: number): void {
+    const until = performance.now() + waitFor + PLACE_GRACE;
+    const known = this.places.get(id(keys));
+    if (known) {
+      known.until = Math.max(known.until, until);
+      known.revision = revision ?? known.revision;
+    } else {
+      this.places.set(id(keys), { entry: lineEntry(keys, this.owner), revision, until });
+    }
+    this.arm();
+  }
+
+  /** Forgets a place the server no longer has (we were granted, or it went with an earlier session). */
+  forget(keys: EtcdResourceKeys): void {
+    this.places.delete(id(keys));
+  }
+
+  /** Whether we stand in the resource's line. */
+  has(keys: EtcdResourceKeys): boolean {
+    return this.places.has(id(keys));
+  }
+
+  /** Gives up our place in a resource's line. */
+  async leave(keys: EtcdResourceKeys): Promise<void> {
+    if (!this.places.delete(id(keys))) return;
+    const client = await this.client();
+    await client.kv.txn({ compare: [], success: [this.leaveOp(keys)], failure: [] });
+  }
+
+  /** Gives up every place (the session's revocation deletes them on the server). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.places.clear();
+    const session = this.session;
+    this.session = undefined;
+    if (!session) return;
+    const lease = await session.catch(() => undefined);
+    if (lease === undefined) return;
+    const client = await this.client();
+    await client.leaseClient.leaseRevoke({ ID: lease }).catch(() => undefined);
+  }
+
+  private sessionLease(): Promise<string> {
+    if (this.session) return this.session;
+    const granting = this.client().then(
+      async (client) => (await client.leaseClient.leaseGrant({ TTL: this.sessionTtl })).ID,
+    );
+    this.session = granting;
+    granting.catch(() => {
+      if (this.session === granting) this.session = undefined;
+    });
+    this.arm();
+    return granting;
+  }
+
+  /** Keeps the session alive at a third of its TTL while we stand in a line, and gives up places whose wait is over. */
+  private arm(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => void this.tick(), (this.sessionTtl * 1000) / 3);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    const now = performance.now();
+    const client = await this.client().catch(() => undefined);
+    for (const [key, place] of this.places) {
+      if (place.until > now) continue;
+      this.places.delete(key);
+      void client?.kv
+        .txn({ compare: [], success: [{ request_delete_range: { key: place.entry } }], failure: [] })
+        .catch(
+          // the session's expiry removes it otherwise
+          () => undefined,
+        );
+    }
+    const session = this.session;
+    if (!session) return;
+    if (this.places.size === 0) {
+      // nothing to keep: the session runs out by itself (not revoked: a join may be on its way with it), and
+      // the next wait gets a new one
+      this.session = undefined;
+      return;
+    }
+    const lease = await session.catch(() => undefined);
+    if (lease === undefined) return;
+    const [ttl] = await this.keepAlives.renew([lease]);
+    if (ttl === 0 && this.session === session) {
+      // the session expired (a long partition): its places are gone from the server, so ours are too
+      this.session = undefined;
+      this.places.clear();
+      return;
+    }
+    this.arm();
+  }
+}
+
+function id(keys: EtcdResourceKeys): string {
+  return keys.room.toString('latin1');
+}

@@ -1,0 +1,266 @@
+import { performance } from 'node:perf_hooks';
+import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import { NotifiableWatch } from '../notifiable-watch.js';
+import type { EtcdDuplexStream, EtcdWatchRequest, EtcdWatchResponse, Etcd3Client } from './etcd-client.js';
+
+type Stream = EtcdDuplexStream<EtcdWatchRequest, EtcdWatchResponse>;
+
+/** What to watch: every key of one resource, and the one key whose deletion is our own doing. */
+export interface WatchedRoom {
+  readonly start: Buffer;
+  readonly end: Buffer;
+  /** Our own place in the resource's line: its deletion (we were granted, or left) wakes nobody here. */
+  readonly ownEntry: Buffer;
+}
+
+/** Where a new watch starts: after a revision the caller saw, from a time it knows nothing was missed since. */
+export interface WatchStart {
+  readonly afterRevision: string;
+  readonly since: number;
+}
+
+interface Room {
+  readonly target: WatchedRoom;
+  readonly watches: Set<NotifiableWatch>;
+  /** The watch id etcd gave, once created. */
+  watchId?: string;
+  created: Promise<void>;
+  markCreated?: () => void;
+  failCreated?: (error: Error) => void;
+  /** The last revision this room's watch is known to have seen everything up to. */
+  revision?: string;
+  /** `performance.now()` from which on no event of the room was missed. */
+  listeningSince?: number;
+  /** `performance.now()` of the last deletion heard. */
+  lastRelease?: number;
+  idle?: NodeJS.Timeout;
+}
+
+/**
+ * One watch stream per store, shared by the waiters of every key: each resource watched by this process is
+ * one etcd watch over its keys. A deletion there (the lease released or expired, a waiter ahead of us left
+ * the line) wakes the resource's waiters; puts wake nobody. Watches resume from the last revision they saw
+ * after the stream breaks, so a release while reconnecting is still heard; a watch whose history was
+ * compacted away wakes everybody, since it may have missed something.
+ */
+export class EtcdReleaseWatcher {
+  private stream?: Promise<Stream>;
+  private readonly rooms = new Map<string, Room>();
+  private readonly byWatchId = new Map<string, Room>();
+  /** Rooms whose create request was sent and not yet answered, in the order sent (etcd answers in order). */
+  private creating: Room[] = [];
+  private closed = false;
+
+  /**
+   * @param client the store's client
+   * @param linger ms a resource stays watched after its last waiter, so a busy key is not watched anew per wait
+   */
+  constructor(
+    private readonly client: () => Promise<Etcd3Client>,
+    private readonly linger: number,
+  ) {}
+
+  /** How many watches of this process are open on the resource (one per waiting queue of a manager). */
+  watchers(target: WatchedRoom): number {
+    return this.rooms.get(roomId(target))?.watches.size ?? 0;
+  }
+
+  /** Watches a resource; with `start`, no deletion after `start.afterRevision` is missed. */
+  async watch(target: WatchedRoom, since?: number, start?: WatchStart): Promise<ReleaseWatch> {
+    if (this.closed) return NotifiableWatch.timerOnly();
+    const id = roomId(target);
+    let room = this.rooms.get(id);
+    if (!room) {
+      room = this.createRoom(id, target, start);
+    }
+    clearTimeout(room.idle);
+    room.idle = undefined;
+    const watch = new NotifiableWatch((closed) => this.unwatch(id, closed));
+    room.watches.add(watch);
+    try {
+      await room.created;
+    } catch {
+      // the stream failed before etcd confirmed the watch: the waiter relies on its backoff timer until it
+      // reconnects, and then hears releases again
+      room.watches.delete(watch);
+      return NotifiableWatch.timerOnly();
+    }
+    if (since !== undefined && room.lastRelease !== undefined && room.lastRelease >= since) watch.wake();
+    watch.listeningSince = room.listeningSince;
+    return watch;
+  }
+
+  /** Cancels every watch and ends the stream; waiters wake and fall back to their timers. */
+  close(): void {
+    this.closed = true;
+    for (const room of this.rooms.values()) {
+      clearTimeout(room.idle);
+      for (const watch of room.watches) watch.wake();
+    }
+    this.rooms.clear();
+    this.byWatchId.clear();
+    const stream = this.stream;
+    this.stream = undefined;
+    void stream?.then(
+      (open) => cancel(open),
+      () => undefined,
+    );
+  }
+
+  private createRoom(id: string, target: WatchedRoom, start?: WatchStart): Room {
+    const room: Room = {
+      target,
+      watches: new Set(),
+      created: Promise.resolve(),
+      revision: start?.afterRevision,
+    };
+    room.created = new Promise<void>((resolve, reject) => {
+      room.markCreated = resolve;
+      room.failCreated = reject;
+    });
+    room.created.catch(() => undefined);
+    this.rooms.set(id, room);
+    void this.send(room, start?.since);
+    return room;
+  }
+
+  /** Sends the create request of `room`, starting after the last revision it saw. */
+  private async send(room: Room, coveredSince?: number): Promise<void> {
+    let stream: Stream;
+    try {
+      stream = await this.open();
+    } catch (error) {
+      room.failCreated?.(error as Error);
+      if (this.rooms.get(roomId(room.target)) === room) this.rooms.delete(roomId(room.target));
+      return;
+    }
+    if (this.rooms.get(roomId(room.target)) !== room) return;
+    const sentAt = performance.now();
+    this.creating.push(room);
+    const startRevision = room.revision === undefined ? undefined : String(BigInt(room.revision) + 1n);
+    stream.write({
+      create_request: {
+        key: room.target.start,
+        range_end: room.target.end,
+        ...(startRevision ? { start_revision: startRevision } : {}),
+        filters: ['Noput'],
+      },
+    });
+    // a watch that starts after a revision the caller saw covers everything since the caller's own time
+    room.listeningSince = startRevision && coveredSince !== undefined ? coveredSince : undefined;
+    room.markCreated = wrap(room.markCreated, () => {
+      room.listeningSince ??= sentAt;
+    });
+  }
+
+  private open(): Promise<Stream> {
+    if (this.stream) return this.stream;
+    const opening = this.client().then((client) => client.watchClient.watch() as Promise<Stream>);
+    this.stream = opening;
+    opening.then(
+      (stream) => {
+        stream.on('data', (response) => this.onResponse(response));
+        stream.on('error', () => this.onBroken(stream));
+        stream.on('end', () => this.onBroken(stream));
+      },
+      () => {
+        if (this.stream === opening) this.stream = undefined;
+      },
+    );
+    return opening;
+  }
+
+  private onResponse(response: EtcdWatchResponse): void {
+    if (response.created) {
+      const room = this.creating.shift();
+      if (!room) return;
+      room.watchId = response.watch_id;
+      room.revision ??= response.header.revision;
+      this.byWatchId.set(response.watch_id, room);
+      if (this.rooms.get(roomId(room.target)) !== room) {
+        // it was given up while its creation was under way
+        void this.stream?.then((stream) => stream.write({ cancel_request: { watch_id: response.watch_id } }));
+        this.byWatchId.delete(response.watch_id);
+        return;
+      }
+      room.markCreated?.();
+    }
+    const room = this.byWatchId.get(response.watch_id);
+    if (!room) return;
+    if (response.canceled) {
+      this.byWatchId.delete(response.watch_id);
+      if (this.rooms.get(roomId(room.target)) !== room) return;
+      // compacted past our revision (or cancelled by the server): start afresh and let every waiter look again
+      room.revision = undefined;
+      room.listeningSince = undefined;
+      for (const watch of room.watches) watch.wake();
+      void this.send(room);
+      return;
+    }
+    if (response.events.length > 0) {
+      room.revision = response.header.revision;
+      const released = response.events.some(
+        (event) => event.type === 'Delete' && !Buffer.from(event.kv.key).equals(room.target.ownEntry),
+      );
+      if (released) {
+        room.lastRelease = performance.now();
+        for (const watch of room.watches) watch.wake();
+      }
+    }
+  }
+
+  /** The stream broke: watch every room again on a new one, each from the revision it had seen. */
+  private onBroken(stream: Stream): void {
+    void this.stream?.then(
+      (current) => {
+        if (current !== stream || this.closed) return;
+        this.stream = undefined;
+        this.creating = [];
+        this.byWatchId.clear();
+        for (const room of this.rooms.values()) {
+          room.watchId = undefined;
+          void this.send(room, room.listeningSince);
+        }
+      },
+      () => undefined,
+    );
+  }
+
+  private unwatch(id: string, watch: NotifiableWatch): void {
+    const room = this.rooms.get(id);
+    if (!room || !room.watches.delete(watch) || room.watches.size > 0) return;
+    room.idle = setTimeout(() => this.forget(id, room), this.linger);
+    room.idle.unref();
+  }
+
+  private forget(id: string, room: Room): void {
+    if (this.rooms.get(id) !== room || room.watches.size > 0) return;
+    this.rooms.delete(id);
+    const watchId = room.watchId;
+    if (watchId === undefined) return;
+    this.byWatchId.delete(watchId);
+    void this.stream?.then(
+      (stream) => stream.write({ cancel_request: { watch_id: watchId } }),
+      () => undefined,
+    );
+  }
+}
+
+function roomId(target: WatchedRoom): string {
+  return target.start.toString('latin1');
+}
+
+function wrap(first: (() => void) | undefined, then: () => void): () => void {
+  return () => {
+    then();
+    first?.();
+  };
+}
+
+function cancel(stream: Stream): void {
+  try {
+    stream.cancel();
+  } catch {
+    // already failed: nothing to cancel
+  }
+}
