@@ -17,7 +17,7 @@ import { LockObserver, type AcquireTrace } from './lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import { clockDrift, Lock, type LeaseController } from './lock.js';
 import { backoffDelay } from './utils/backoff.js';
-import { checkDriftAllowance, checkHandoffWindow } from './utils/lease-bounds.js';
+import { checkDriftAllowance, checkHandoffWindow, checkStoreMinimum } from './utils/lease-bounds.js';
 import {
   DEFAULT_MAX_KEY_LENGTH,
   DEFAULT_SETTINGS,
@@ -112,7 +112,7 @@ export class LockManager {
 
   /**
    * @throws LockConfigurationError when an option is invalid, has an unknown name, or its ttl cannot work
-   *   with the store (drift allowance, hand-off window)
+   *   with the store (drift allowance, hand-off window, the store's least ttl)
    */
   constructor(options: LockManagerOptions) {
     validateOptionsObject(options);
@@ -140,6 +140,7 @@ export class LockManager {
     };
     checkDriftAllowance(this.settings.ttl, this.controller.drift(this.settings.ttl), 'ttl');
     checkHandoffWindow(this.store.handoffWindow, this.settings.ttl, 'handoffWindow');
+    checkStoreMinimum(this.store.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
   }
 
   /**
@@ -170,6 +171,7 @@ export class LockManager {
   private checkTtl(ttl: number, option: string): void {
     checkDriftAllowance(ttl, this.controller.drift(ttl), option);
     checkHandoffWindow(this.store.handoffWindow, ttl, option);
+    checkStoreMinimum(this.store.minTtl, this.store.constructor.name, ttl, option);
   }
 
   /**

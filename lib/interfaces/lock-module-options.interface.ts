@@ -5,6 +5,7 @@ import type { RedlockStoreOptions } from '../stores/redlock.store.js';
 import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
 import type { ReplicaAckOptions } from '../stores/replica-ack.js';
 import type { Duration } from '../utils/duration.js';
+import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
 
 /**
  * A Redis Cluster for the module to connect to, own and close: its startup nodes and ioredis `ClusterOptions`.
@@ -39,6 +40,12 @@ export interface LockModuleOptions extends LockDefaults {
    * @example { sentinels: [{ host: 'sentinel-0', port: 26379 }], name: 'locks' }
    */
   readonly redis?: Redis | Cluster | string | RedisOptions | RedisClusterConfig;
+  /**
+   * An etcd cluster (v3 API) instead of Redis: leases agreed by a quorum, so a failover of the leader loses
+   * none (needs the `etcd3` package). `keyPrefix` applies to it too; ttls are whole seconds, at least 1 s.
+   * @example { hosts: ['etcd-0:2379', 'etcd-1:2379', 'etcd-2:2379'] }
+   */
+  readonly etcd?: Omit<EtcdLockStoreOptions, 'keyPrefix'>;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;
   /**

@@ -139,6 +139,12 @@ export interface LockStore {
    * while first in line costs the others clearly less than a crashed holder does.
    */
   readonly handoffWindow?: number;
+  /**
+   * Optional: the least `ttl`, in ms, the store can grant (etcd counts leases in whole seconds: 1000). The
+   * manager refuses a shorter ttl with `LockConfigurationError` where it is set: the module's defaults at
+   * startup, a call's or a decorator's options when they are first used.
+   */
+  readonly minTtl?: number;
   /** Frees what the store owns (connections it opened, timers); never a client the user passed in. */
   close(): Promise<void>;
 }

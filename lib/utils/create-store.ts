@@ -4,6 +4,7 @@ import { loadIoredis } from '../stores/load-ioredis.js';
 import { MemoryLockStore } from '../stores/memory.store.js';
 import { RedisLockStore, type RedisStoreSettings } from '../stores/redis.store.js';
 import { RedlockStore } from '../stores/redlock.store.js';
+import { EtcdLockStore } from '../stores/etcd/etcd-lock-store.js';
 import { OWNED_CLIENT_DEFAULTS, type StorePlan } from './module-options.js';
 
 /** The store the module options ask for, and whether the module must close it. */
@@ -26,6 +27,8 @@ export async function createStore(plan: StorePlan): Promise<CreatedStore> {
       return { store: new MemoryLockStore(), owned: true };
     case 'redlock':
       return { store: new RedlockStore(plan.options), owned: true };
+    case 'etcd':
+      return { store: new EtcdLockStore(plan.options), owned: true };
     case 'client':
       // the client stays the user's: the store is ours to close, and leaves the client open
       return { store: new RedisLockStore({ client: plan.client, ...plan.settings }), owned: true };

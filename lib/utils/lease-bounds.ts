@@ -37,3 +37,19 @@ export function checkHandoffWindow(window: number | undefined, ttl: number, blam
         `expected at least twice the store's handoffWindow (${window} ms): ${why}`,
       );
 }
+
+/**
+ * Refuses a ttl shorter than the least the store can grant (`LockStore.minTtl`; etcd counts leases in whole
+ * seconds, so 1000 ms).
+ * @param least the store's least ttl, when it has one
+ * @param store the store's name, for the message
+ * @throws LockConfigurationError naming `option`
+ */
+export function checkStoreMinimum(least: number | undefined, store: string, ttl: number, option: string): void {
+  if (least === undefined || ttl >= least) return;
+  throw new LockConfigurationError(
+    option,
+    ttl,
+    `${store} grants leases of at least ${least} ms; give a ttl of ${least} ms or more`,
+  );
+}

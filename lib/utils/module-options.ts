@@ -14,7 +14,9 @@ import {
   type RedlockStoreSettings,
 } from '../stores/redlock.store.js';
 import { toMilliseconds } from './duration.js';
-import { checkDriftAllowance, checkHandoffWindow } from './lease-bounds.js';
+import { checkDriftAllowance, checkHandoffWindow, checkStoreMinimum } from './lease-bounds.js';
+import { MIN_ETCD_TTL, type EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
+import { planEtcdStore } from '../stores/etcd/plan-etcd-store.js';
 import { DEFAULT_SETTINGS, resolveSettings } from './lock-settings.js';
 import { CLUSTER_CONFIG_OPTIONS, checkOptionNames, MODULE_OPTIONS, MODULE_REDLOCK_OPTIONS } from './option-names.js';
 import {
@@ -57,7 +59,8 @@ export type StorePlan =
       readonly options: ClusterOptions;
       readonly settings: RedisStoreSettings;
     }
-  | { readonly kind: 'redlock'; readonly options: RedlockStoreOptions; readonly settings: RedlockStoreSettings };
+  | { readonly kind: 'redlock'; readonly options: RedlockStoreOptions; readonly settings: RedlockStoreSettings }
+  | { readonly kind: 'etcd'; readonly options: EtcdLockStoreOptions };
 
 /** The module options, every one checked, in the shape each part of the module uses. */
 export interface CheckedModuleOptions {
@@ -73,7 +76,7 @@ export interface CheckedModuleOptions {
 }
 
 /** The options that each name a store; giving one with no value is a mistake, never a wish for memory. */
-const STORE_OPTIONS = ['store', 'redis', 'redlock'] as const;
+const STORE_OPTIONS = ['store', 'redis', 'redlock', 'etcd'] as const;
 
 /**
  * Checks every module option, names included, and decides the store, before anything is connected: a
@@ -129,10 +132,11 @@ function planStore(options: LockModuleOptions): StorePlan {
     throw new LockConfigurationError(
       given[1],
       options[given[1]],
-      `give one of "store", "redis" or "redlock", not both "${given[0]}" and "${given[1]}"`,
+      `give one of "store", "redis", "redlock" or "etcd", not both "${given[0]}" and "${given[1]}"`,
     );
   }
   if (options.store !== undefined) return planGivenStore(options);
+  if (options.etcd !== undefined) return { kind: 'etcd', options: planEtcdStore(options) };
   if (options.redlock !== undefined) return planRedlock(options);
   if (options.redis !== undefined) return planRedis(options, options.redis);
   if (options.replicaAck !== undefined) {
@@ -162,6 +166,7 @@ function emptyStoreOption(name: (typeof STORE_OPTIONS)[number], value: unknown):
     store: 'a LockStore',
     redis: 'a redis:// URL, an ioredis client, ioredis options or { cluster, options }',
     redlock: '{ nodes: [...] }',
+    etcd: '{ hosts: [...] }',
   }[name];
   return new LockConfigurationError(
     name,
@@ -282,6 +287,9 @@ function checkLeaseBounds(store: StorePlan, ttl: number): void {
   if (store.kind === 'given') {
     drift = store.store.clockDrift?.(ttl) ?? drift;
     window = store.store.handoffWindow;
+    checkStoreMinimum(store.store.minTtl, store.store.constructor.name, ttl, 'ttl');
+  } else if (store.kind === 'etcd') {
+    checkStoreMinimum(MIN_ETCD_TTL, 'EtcdLockStore', ttl, 'ttl');
   } else if (store.kind === 'redlock') {
     drift = redlockClockDrift(ttl, store.settings.driftFactor);
     window = store.settings.handoffWindow;

@@ -8,6 +8,7 @@ import type { LockManagerOptions } from '../lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
 import type { RedisLockStoreOptions } from '../stores/redis.store.js';
 import type { RedlockStoreOptions } from '../stores/redlock.store.js';
+import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
 import type { ReplicaAckOptions } from '../stores/replica-ack.js';
 import type { BackoffOptions } from './backoff.js';
 import { closestName } from './closest-name.js';
@@ -65,6 +66,7 @@ export const MODULE_OPTIONS: OptionsKind = {
     ...LOCK_DEFAULTS,
     redis: true,
     redlock: true,
+    etcd: true,
     store: true,
     keyPrefix: true,
     releaseNotices: true,
@@ -84,6 +86,7 @@ export const MODULE_OPTIONS: OptionsKind = {
     port: 'a server goes in "redis": { redis: { host, port } }',
     client: 'an ioredis client goes in "redis": { redis: client }',
     nodes: 'Redlock nodes go in "redlock": { redlock: { nodes: [...] } }',
+    hosts: 'etcd members go in "etcd": { etcd: { hosts: [...] } }',
     cluster: 'a Redis Cluster goes in "redis": { redis: { cluster: [nodes], options } }',
     isGlobal: 'it is an option of forRoot() / forRootAsync() themselves, not of the options a factory returns',
     label: 'it names one acquisition: give it per call or per @WithLock',
@@ -190,6 +193,39 @@ const REDLOCK_NAMES = {
 
 /** `RedlockStore` constructor options. */
 export const REDLOCK_STORE_OPTIONS: OptionsKind = { title: 'RedlockStore options', names: REDLOCK_NAMES };
+
+/** `EtcdLockStore` constructor options. */
+export const ETCD_STORE_OPTIONS: OptionsKind = {
+  title: 'EtcdLockStore options',
+  names: {
+    hosts: true,
+    client: true,
+    auth: true,
+    credentials: true,
+    keyPrefix: true,
+    timeout: true,
+    sessionTtl: true,
+  } as const satisfies OptionNames<EtcdLockStoreOptions>,
+  elsewhere: { nodes: 'etcd members go in "hosts"', endpoints: 'etcd members go in "hosts"' },
+};
+
+/** The module's `etcd` option: the store's options without `keyPrefix`, which the module sets. */
+export const MODULE_ETCD_OPTIONS: OptionsKind = {
+  title: 'etcd options',
+  names: {
+    hosts: true,
+    client: true,
+    auth: true,
+    credentials: true,
+    timeout: true,
+    sessionTtl: true,
+  } as const satisfies OptionNames<NonNullable<LockModuleOptions['etcd']>>,
+  elsewhere: {
+    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, etcd: { hosts } })',
+    nodes: 'etcd members go in "hosts"',
+    endpoints: 'etcd members go in "hosts"',
+  },
+};
 
 /** The module's `redlock` option: the store's options without those the module sets for every store. */
 export const MODULE_REDLOCK_OPTIONS: OptionsKind = {

@@ -2,11 +2,15 @@ import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { startChild, type ChildHandle } from '../support/child-process.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
 
 const app = fileURLToPath(new URL('./cron-app.ts', import.meta.url));
 
-/** Runs three instances of the cron app until `ticks` whole seconds were recorded; returns runs per tick. */
-async function runInstances(locked: boolean, ticks: number): Promise<number[]> {
+/**
+ * Runs three instances of the cron app until `ticks` of its ticks (every `every` s) were recorded; returns runs
+ * per tick. With `etcdHosts`, the instances lock in etcd.
+ */
+async function runInstances(locked: boolean, ticks: number, etcdHosts?: string[], every = 1): Promise<number[]> {
   const prefix = uniquePrefix();
   const runsKey = `${prefix}runs`;
   const admin = new Redis(testRedisUrl());
@@ -20,13 +24,14 @@ async function runInstances(locked: boolean, ticks: number): Promise<number[]> {
           RUNS_KEY: runsKey,
           INSTANCE: `i${i}`,
           LOCKED: locked ? '1' : '0',
+          ...(etcdHosts ? { ETCD_HOSTS: etcdHosts.join(',') } : {}),
         }),
       );
     }
     await Promise.all(children.map((child) => child.waitFor('ready', 30_000)));
     // count only ticks that started after every instance was up, and wait one spare tick for the last
-    const firstTick = Math.floor(Date.now() / 1000) + 1;
-    const lastTick = firstTick + ticks - 1;
+    const firstTick = (Math.floor(Date.now() / 1000 / every) + 1) * every;
+    const lastTick = firstTick + (ticks - 1) * every;
     while (Math.floor(Date.now() / 1000) <= lastTick + 1) await new Promise((resolve) => setTimeout(resolve, 100));
     const runs = await admin.lrange(runsKey, 0, -1);
     const perTick = new Map<number, number>();
@@ -34,7 +39,7 @@ async function runInstances(locked: boolean, ticks: number): Promise<number[]> {
       const tick = Number(run.split(':')[0]);
       perTick.set(tick, (perTick.get(tick) ?? 0) + 1);
     }
-    return Array.from({ length: ticks }, (_, i) => perTick.get(firstTick + i) ?? 0);
+    return Array.from({ length: ticks }, (_, i) => perTick.get(firstTick + i * every) ?? 0);
   } finally {
     await Promise.all(children.map((child) => child.kill('SIGTERM')));
     await admin.quit();
@@ -48,6 +53,25 @@ describe('@Cron guarded by @WithLock across processes', () => {
 
   it('runs each tick on every instance without the lock (so the check above can fail)', async () => {
     const perTick = await runInstances(false, 3);
+    expect(perTick.every((runs) => runs === 3)).toBe(true);
+  }, 60_000);
+});
+
+describe('@Cron guarded by @WithLock across processes, with locks in etcd', () => {
+  let cluster: EtcdClusterHandle;
+
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(3);
+  }, 60_000);
+
+  afterAll(() => cluster.stop());
+
+  it('runs each tick exactly once across three instances sharing a 3-member etcd cluster, over 5 ticks', async () => {
+    expect(await runInstances(true, 5, cluster.hosts, 4)).toEqual(Array(5).fill(1));
+  }, 60_000);
+
+  it('runs each tick on every instance without the lock (so the check above can fail)', async () => {
+    const perTick = await runInstances(false, 2, cluster.hosts, 4);
     expect(perTick.every((runs) => runs === 3)).toBe(true);
   }, 60_000);
 });

@@ -28,7 +28,7 @@ function runWithout(
 }
 
 describe('without the optional peers installed', () => {
-  it('locks, inspects, emits events and boots a Nest app with none of the optional peers (telemetry, events, health, GraphQL, WebSockets, microservices, BullMQ)', async () => {
+  it('locks, inspects, emits events and boots a Nest app with none of the optional peers (telemetry, events, health, GraphQL, WebSockets, microservices, BullMQ, etcd)', async () => {
     const peers = [
       '@opentelemetry/api',
       '@nestjs/event-emitter',
@@ -37,6 +37,7 @@ describe('without the optional peers installed', () => {
       '@nestjs/websockets',
       '@nestjs/microservices',
       'bullmq',
+      'etcd3',
     ];
     const { code, stdout, stderr } = await runWithout(peers, 'test/observability/fixtures/without-optional-peers.ts');
     expect({ code, stderr: stderr.replace(/^.*ExperimentalWarning.*\n?|^.*--trace-warnings.*\n?/gm, '') }).toEqual({
@@ -53,6 +54,7 @@ describe('without the optional peers installed', () => {
       isLocked: false,
       memoryWarning: true,
       redisError: null,
+      etcdError: expect.stringMatching(/the etcd store needs the "etcd3" package.*npm install etcd3/),
     });
   });
 

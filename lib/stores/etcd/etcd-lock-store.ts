@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import type {
   AcquireRequest,
@@ -33,6 +34,8 @@ import {
 const WATCH_LINGER = 2000;
 /** etcd's default limit of operations in one transaction (`--max-txn-ops`). */
 const MAX_TXN_OPS = 128;
+/** Leases recorded between two sweeps of the records of leases that ended without a release (lost, kept). */
+const SWEEP_EVERY = 256;
 /** Refusals remembered for the watch that follows them (a waiter's), the oldest dropped first. */
 const MAX_REFUSALS = 1000;
 
@@ -40,6 +43,8 @@ const MAX_REFUSALS = 1000;
 interface HeldLease {
   readonly id: string;
   readonly seconds: number;
+  /** `performance.now()` after which etcd has surely dropped it: the record may go then. */
+  until: number;
 }
 
 /** A refused attempt: the revision at which it was refused, for the watch that follows to start right after it. */
@@ -73,6 +78,7 @@ export class EtcdLockStore implements LockStore {
   private readonly line: EtcdLine;
   private readonly leases = new Map<string, HeldLease>();
   private readonly refusals = new Map<string, Refusal>();
+  private recorded = 0;
   private closed = false;
 
   /** @throws LockConfigurationError when an option cannot work */
@@ -110,7 +116,7 @@ export class EtcdLockStore implements LockStore {
           if (outcome === 'stale-line' && round === 0) continue;
           if (outcome === 'stale-line') return { acquired: false, remainingTtl: undefined };
           if (outcome.acquired && outcome.lease === lease) kept = true;
-          if (outcome.acquired) this.leases.set(request.token, { id: outcome.lease, seconds: outcome.seconds });
+          if (outcome.acquired) this.record(request.token, outcome.lease, outcome.seconds);
           return outcome.result;
         }
       } finally {
@@ -270,7 +276,7 @@ export class EtcdLockStore implements LockStore {
       this.leases.delete(token);
       if (reply.succeeded) {
         this.line.forget(keys);
-        this.leases.set(next.token, { id: lease, seconds });
+        this.record(next.token, lease, seconds);
         if (old) this.revoke(client, old.id);
         return next.fencing
           ? { released: true, handedOver: true, fence: Number(reply.header.revision) }
@@ -338,6 +344,8 @@ export class EtcdLockStore implements LockStore {
       if (ttl instanceof Error) outcomes[index] = this.storeError('renew', renewal.key, ttl);
       else if (holders instanceof Error) outcomes[index] = this.storeError('renew', renewal.key, holders);
       else outcomes[index] = ttl > 0 && holders[position] === renewal.token;
+      const held = this.leases.get(renewal.token);
+      if (outcomes[index] === true && held && typeof ttl === 'number') held.until = performance.now() + ttl * 1000;
     });
   }
 
@@ -386,7 +394,7 @@ export class EtcdLockStore implements LockStore {
       return false;
     }
     const old = this.leases.get(renewal.token);
-    this.leases.set(renewal.token, { id: lease, seconds });
+    this.record(renewal.token, lease, seconds);
     if (old) this.revoke(client, old.id);
     return true;
   }
@@ -479,6 +487,17 @@ export class EtcdLockStore implements LockStore {
     return Math.min(ttl + 1, Number(answer.grantedTTL)) * 1000;
   }
 
+  /**
+   * Records a lease we granted. A lease that ends without a release (lost, or kept for `holdAtLeast`) leaves
+   * its record: every so often, records of leases etcd has surely dropped go.
+   */
+  private record(token: string, id: string, seconds: number): void {
+    this.leases.set(token, { id, seconds, until: performance.now() + seconds * 1000 });
+    if (++this.recorded % SWEEP_EVERY !== 0) return;
+    const now = performance.now();
+    for (const [held, lease] of this.leases) if (lease.until < now) this.leases.delete(held);
+  }
+
   private remember(keys: EtcdResourceKeys, refusal: Refusal): void {
     const id = keys.room.toString('latin1');
     this.refusals.delete(id);
@@ -508,7 +527,8 @@ export class EtcdLockStore implements LockStore {
     try {
       client = await this.client;
     } catch (error) {
-      throw error instanceof LockStoreError ? error : this.storeError(operation, key, error);
+      // a missing etcd3 package is the application's configuration, not an outage
+      throw error instanceof LockConfigurationError ? error : this.storeError(operation, key, error);
     }
     try {
       return await command(client);

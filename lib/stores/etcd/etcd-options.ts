@@ -1,5 +1,6 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { validateInteger, validateKeyPrefix } from '../../utils/validate-options.js';
+import { checkOptionNames, ETCD_STORE_OPTIONS } from '../../utils/option-names.js';
 import type { Etcd3Client } from './etcd-client.js';
 
 /** Options of {@link EtcdLockStore} (and of `LockModule.forRoot({ etcd })`). */
@@ -53,6 +54,7 @@ export function resolveEtcdOptions(options: EtcdLockStoreOptions): ResolvedEtcdO
   if (typeof options !== 'object' || options === null) {
     throw new LockConfigurationError('etcd', options, 'expected { hosts: ["host:2379", ...] } or { client }');
   }
+  checkOptionNames(options, ETCD_STORE_OPTIONS);
   const { client } = options;
   if (client !== undefined && options.hosts !== undefined) {
     throw new LockConfigurationError('etcd.client', client, 'give "hosts" or "client", not both');

@@ -1,0 +1,110 @@
+import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { LockConfigurationError, LockModule, LockService, checkLockStore } from '../../lib/index.js';
+import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
+import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
+import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+import { startInventoryApp, type Platform, type RunningApp } from '../nest/fixtures/create-app.js';
+
+const post = (url: string) => fetch(url, { method: 'POST' });
+
+let cluster: EtcdClusterHandle;
+
+beforeAll(async () => {
+  cluster = await startEtcdCluster(3);
+}, 60_000);
+
+afterAll(() => cluster.stop());
+
+describe.each<Platform>(['express', 'fastify'])('LockModule.forRoot({ etcd }) on HTTP handlers (%s)', (platform) => {
+  let running: RunningApp;
+
+  beforeEach(async () => {
+    running = await startInventoryApp(platform, testRedisUrl(), {
+      etcd: { hosts: cluster.hosts },
+      keyPrefix: uniquePrefix(),
+    });
+  });
+
+  afterEach(() => running.close());
+
+  it('returns 409 with Retry-After to 19 of 20 concurrent requests while one holds the lock', async () => {
+    expect((await post(`${running.url}/inventory/warm/hold?ms=1`)).status).toBe(201);
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => post(`${running.url}/inventory/p1/hold?ms=1500`)),
+    );
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+    const conflicts = responses.filter((r) => r.status === 409);
+    expect(conflicts).toHaveLength(19);
+    for (const conflict of conflicts) {
+      const retryAfter = Number(conflict.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(30);
+      const body = (await conflict.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ statusCode: 409, resource: 'inventory:p1' });
+      expect(JSON.stringify(body)).not.toMatch(/[0-9a-f]{32}/);
+    }
+  });
+
+  it('sells exactly the 10 units in stock to 50 concurrent buyers that wait their turn', async () => {
+    const product = `sku-etcd-${platform}-${Date.now()}`;
+    await running.data.set(`stock:${product}`, '10');
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => post(`${running.url}/inventory/${product}/purchase`)),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(40);
+    expect(await running.data.get(`stock:${product}`)).toBe('0');
+  });
+});
+
+describe('the etcd store and whole-second leases', () => {
+  it('refuses a module ttl under 1 s at bootstrap, naming the option', async () => {
+    @Module({ imports: [LockModule.forRoot({ etcd: { hosts: cluster.hosts }, ttl: 500 })] })
+    class ShortTtlModule {}
+    const error = await Test.createTestingModule({ imports: [ShortTtlModule] })
+      .compile()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as LockConfigurationError).option).toBe('ttl');
+    expect((error as Error).message).toMatch(/EtcdLockStore grants leases of at least 1000 ms/);
+  });
+
+  it('refuses a ttl under 1 s given to one call, before anything is asked of etcd', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ etcd: { hosts: cluster.hosts }, keyPrefix: uniquePrefix() })],
+    }).compile();
+    await moduleRef.init();
+    const locks = moduleRef.get(LockService);
+    try {
+      await expect(locks.acquire('short', { ttl: 999 })).rejects.toThrow(LockConfigurationError);
+      const lock = await locks.acquire('rounded', { ttl: 1500 });
+      // the holder believes the 1500 ms it asked for, never the 2 s etcd keeps it
+      expect(lock.remainingTime).toBeLessThanOrEqual(1500);
+      const info = await locks.inspect('rounded');
+      expect(info.remainingTtl).toBeGreaterThan(1500);
+      expect(info.remainingTtl).toBeLessThanOrEqual(2000);
+      await lock.release();
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('is healthy while the cluster answers, and down within the timeout while no member does', async () => {
+    const store = new EtcdLockStore({ hosts: cluster.hosts, timeout: 500 });
+    try {
+      expect(await checkLockStore(store)).toMatchObject({ healthy: true, store: 'EtcdLockStore' });
+      for (const member of cluster.members) member.pause();
+      const down = await checkLockStore(store, { timeout: 800 });
+      expect(down).toMatchObject({ healthy: false, store: 'EtcdLockStore' });
+      expect(down.roundTripMs).toBeLessThan(2000);
+    } finally {
+      for (const member of cluster.members) member.resume();
+      await store.close();
+    }
+  });
+});
