@@ -98,7 +98,7 @@ describe('the etcd store and whole-second leases', () => {
     const store = new EtcdLockStore({ hosts: cluster.hosts, timeout: 500 });
     try {
       expect(await checkLockStore(store)).toMatchObject({ healthy: true, store: 'EtcdLockStore' });
-      for (const member of cluster.members) member.pause();
+      await Promise.all(cluster.members.map((member) => member.pause()));
       const down = await checkLockStore(store, { timeout: 800 });
       expect(down).toMatchObject({ healthy: false, store: 'EtcdLockStore' });
       expect(down.roundTripMs).toBeLessThan(2000);

@@ -16,14 +16,14 @@ export interface ScenarioOptions {
   /** The row label in the fault table. */
   readonly name: string;
   readonly processes: number;
-  /** The lock Redis as the workers reach it (directly or through a proxy). */
+  /** The lock Redis as the workers reach it (directly or through a proxy); unused with `worker.etcdHosts`. */
   readonly lockUrl: string;
   /** Settings of every worker; `perWorker` overrides some for worker `index`. */
   readonly worker: Pick<WorkerConfig, 'sections' | 'holdMs' | 'ttl' | 'wait' | 'commandTimeout'> &
     Partial<
       Pick<
         WorkerConfig,
-        'retry' | 'announce' | 'deadlineMs' | 'maxRetriesPerRequest' | 'gapMs' | 'bypassLock' | 'pauseAt'
+        'retry' | 'announce' | 'deadlineMs' | 'maxRetriesPerRequest' | 'gapMs' | 'bypassLock' | 'pauseAt' | 'etcdHosts'
       >
     >;
   readonly perWorker?: (index: number) => Partial<WorkerConfig>;

@@ -11,12 +11,14 @@ import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lock-store.interface.js';
 import {
+  EtcdLockStore,
   isLockError,
   LockModule,
   LockService,
   RedisLockStore,
   type Lock,
   type LockLostError,
+  type LockStore,
 } from '../../lib/index.js';
 import { blockEventLoop } from '../support/faults.js';
 import { FencedResource, LostUpdateCounter } from '../support/invariants.js';
@@ -27,6 +29,8 @@ export interface WorkerConfig {
   readonly id: string;
   /** The Redis that holds the locks (maybe through a fault proxy). */
   readonly lockUrl: string;
+  /** Keep the locks in etcd instead, on these members (`commandTimeout` is then each call's deadline). */
+  readonly etcdHosts?: readonly string[];
   /** The Redis of the checkers (never faulted). */
   readonly dataUrl: string;
   readonly checkerPrefix: string;
@@ -112,14 +116,26 @@ class RecordingStore extends RedisLockStore {
   }
 }
 
-const lockClient = new Redis(config.lockUrl, {
-  commandTimeout: config.commandTimeout,
-  connectTimeout: 2000,
-  maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
-});
+/** The etcd store, noting every token it is asked to use. */
+class RecordingEtcdStore extends EtcdLockStore {
+  override acquire(request: AcquireRequest): Promise<AcquireResult> {
+    appendFileSync(config.tokensFile, `${request.token}\n`);
+    return super.acquire(request);
+  }
+}
+
+const lockClient = config.etcdHosts
+  ? undefined
+  : new Redis(config.lockUrl, {
+      commandTimeout: config.commandTimeout,
+      connectTimeout: 2000,
+      maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
+    });
 // outages are the point here; they surface through the commands that fail
-lockClient.on('error', () => undefined);
-const store = new RecordingStore({ client: lockClient, keyPrefix: config.keyPrefix });
+lockClient?.on('error', () => undefined);
+const store: LockStore = lockClient
+  ? new RecordingStore({ client: lockClient, keyPrefix: config.keyPrefix })
+  : new RecordingEtcdStore({ hosts: config.etcdHosts, keyPrefix: config.keyPrefix, timeout: config.commandTimeout });
 const data = new Redis(config.dataUrl);
 const counter = new LostUpdateCounter(data, config.checkerPrefix);
 const resource = new FencedResource(data, config.checkerPrefix);
@@ -219,7 +235,7 @@ result.timedOut = !stopping && result.completed < config.sections;
 
 await app.close();
 await store.close();
-lockClient.disconnect();
+lockClient?.disconnect();
 await Promise.all(pending);
 await data.quit();
 // give late rejections of the shutdown a turn to be counted

@@ -2,6 +2,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './redis-server.js';
 
 /** One etcd member process of a test cluster. */
@@ -16,8 +18,11 @@ export interface EtcdMemberHandle {
   kill(): Promise<void>;
   /** Starts the member again with its data dir (it rejoins the cluster). */
   start(): Promise<void>;
-  /** Freezes the member (SIGSTOP): its connections stay open and it answers nobody, peers nor clients. */
-  pause(): void;
+  /**
+   * Freezes the member (SIGSTOP): its connections stay open and it answers nobody, peers nor clients.
+   * Resolves once the kernel shows the process stopped, so nothing sent after it is answered.
+   */
+  pause(): Promise<void>;
   /** Lets a paused member run again (SIGCONT). */
   resume(): void;
 }
@@ -236,10 +241,13 @@ class EtcdMember implements EtcdMemberHandle {
     });
   }
 
-  pause(): void {
-    if (!this.child) return;
+  async pause(): Promise<void> {
+    const pid = this.child?.pid;
+    if (!this.child || pid === undefined) return;
     this.paused = true;
     this.child.kill('SIGSTOP');
+    // a signal is delivered when the process is next scheduled: on a busy machine, some ms later
+    for (let tries = 0; tries < 200 && !(await isStopped(pid)); tries++) await sleep(5);
   }
 
   resume(): void {
@@ -247,4 +255,10 @@ class EtcdMember implements EtcdMemberHandle {
     this.paused = false;
     this.child.kill('SIGCONT');
   }
+}
+
+/** Whether Linux shows the process stopped (state `T` in /proc/<pid>/stat). */
+async function isStopped(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return / T /.test(stat.slice(stat.lastIndexOf(')')));
 }

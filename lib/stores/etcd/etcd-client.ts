@@ -113,7 +113,7 @@ export interface EtcdWatchResponse {
  */
 export interface Etcd3Client {
   readonly kv: {
-    txn(request: EtcdTxnRequest): Promise<EtcdTxnResponse>;
+    txn(request: EtcdTxnRequest, options?: { deadline?: number }): Promise<EtcdTxnResponse>;
   };
   readonly leaseClient: {
     leaseGrant(request: { TTL: Int64 }): Promise<{ ID: string; TTL: string }>;
@@ -130,7 +130,7 @@ export interface Etcd3Client {
   close(): void;
 }
 
-/** How the store connects when it makes its own client. */
+/** How the store connects when it makes its own clients. */
 export interface EtcdConnectionOptions {
   readonly hosts: readonly string[];
   readonly auth?: { readonly username: string; readonly password: string };
@@ -147,13 +147,20 @@ interface Etcd3Module {
   Etcd3: new (options: object) => Etcd3Client;
 }
 
+/** A fault policy of etcd3 that runs the call once: failing over is the store's own work (see EtcdMembers). */
+const ONCE = {
+  // async: etcd3 hands it calls that throw at once, and expects a rejected promise back, never a throw
+  execute: async <T>(call: () => Promise<T> | T): Promise<T> => call(),
+};
+
 /**
- * Loads the optional `etcd3` package and creates a client on `hosts`. Each unary call gets its own deadline
- * (a retry on another member starts a new one); gRPC keep-alive pings find a dead connection even while no
- * call runs, at the slowest rate etcd accepts by default (5 s).
+ * Loads the optional `etcd3` package and creates one client per member, each with no retry or circuit
+ * breaker of its own: the store decides which member to use and when to move on. Each unary call gets its
+ * own deadline; gRPC keep-alive pings (while a stream or call is open, at a rate etcd accepts) find a dead
+ * connection that no call is using.
  * @throws LockConfigurationError when `etcd3` is not installed
  */
-export async function createEtcdClient(options: EtcdConnectionOptions): Promise<Etcd3Client> {
+export async function createEtcdClients(options: EtcdConnectionOptions): Promise<Etcd3Client[]> {
   let module: Etcd3Module;
   try {
     module = (await import('etcd3')) as unknown as Etcd3Module;
@@ -166,16 +173,19 @@ export async function createEtcdClient(options: EtcdConnectionOptions): Promise<
     );
   }
   const Etcd3 = module.Etcd3 ?? (module as unknown as { default: Etcd3Module }).default.Etcd3;
-  return new Etcd3({
-    hosts: [...options.hosts],
-    ...(options.auth ? { auth: { username: options.auth.username, password: options.auth.password } } : {}),
-    ...(options.credentials ? { credentials: options.credentials } : {}),
-    defaultCallOptions: (context: { isStream: boolean }) =>
-      context.isStream ? {} : { deadline: Date.now() + options.timeout },
-    grpcOptions: {
-      'grpc.keepalive_time_ms': 5000,
-      'grpc.keepalive_timeout_ms': Math.max(1000, options.timeout),
-      'grpc.keepalive_permit_without_calls': 1,
-    },
-  });
+  return options.hosts.map(
+    (host) =>
+      new Etcd3({
+        hosts: host,
+        ...(options.auth ? { auth: { username: options.auth.username, password: options.auth.password } } : {}),
+        ...(options.credentials ? { credentials: options.credentials } : {}),
+        defaultCallOptions: (context: { isStream: boolean }) =>
+          context.isStream ? {} : { deadline: Date.now() + options.timeout },
+        faultHandling: { global: ONCE, host: () => ONCE },
+        grpcOptions: {
+          'grpc.keepalive_time_ms': 10_000,
+          'grpc.keepalive_timeout_ms': Math.max(1000, options.timeout),
+        },
+      }),
+  );
 }

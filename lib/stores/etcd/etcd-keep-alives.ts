@@ -1,6 +1,7 @@
 import type { EtcdDuplexStream, EtcdKeepAlive, Etcd3Client } from './etcd-client.js';
+import type { EtcdMembers } from './etcd-members.js';
 
-type Stream = EtcdDuplexStream<{ ID: string }, EtcdKeepAlive>;
+type Stream = EtcdDuplexStream<{ ID: string }, EtcdKeepAlive> & { member?: Etcd3Client };
 
 interface Pending {
   readonly settle: (outcome: number | Error) => void;
@@ -10,7 +11,7 @@ interface Pending {
  * The store's one keep-alive stream, shared by every lease it renews: a batch of renewals is written at once
  * and its answers matched by lease id. An answer that does not come within `timeout` fails its renewal and
  * resets the stream (a stream can stay open while its member no longer answers: nothing is believed from
- * it after that); the next batch opens a new one, on whichever member the client picks.
+ * it after that) and moves the store to the next member; the next batch opens a new stream there.
  */
 export class EtcdKeepAlives {
   private stream?: Promise<Stream>;
@@ -18,15 +19,15 @@ export class EtcdKeepAlives {
   private closed = false;
 
   constructor(
-    private readonly client: () => Promise<Etcd3Client>,
+    private readonly members: () => Promise<EtcdMembers>,
     private readonly timeout: number,
   ) {}
 
   /**
    * Renews each lease once: resolves, per lease, its TTL in seconds from now (`0`: the lease no longer
-   * exists), or the error that kept the answer from coming.
+   * exists), or the error that kept the answer from coming within `timeout` ms (default: the store's).
    */
-  async renew(ids: readonly string[]): Promise<Array<number | Error>> {
+  async renew(ids: readonly string[], timeout = this.timeout): Promise<Array<number | Error>> {
     if (ids.length === 0) return [];
     let stream: Stream;
     try {
@@ -39,10 +40,10 @@ export class EtcdKeepAlives {
       (id) =>
         new Promise<number | Error>((resolve) => {
           const timer = setTimeout(() => {
-            settle(new Error(`no keep-alive answer within ${this.timeout} ms`));
+            settle(new Error(`no keep-alive answer within ${timeout} ms`));
             // nothing more is believed from a stream that went quiet
             this.reset(stream, new Error('the keep-alive stream went quiet'));
-          }, this.timeout);
+          }, timeout);
           const entry: Pending = {
             settle: (outcome) => {
               clearTimeout(timer);
@@ -76,7 +77,12 @@ export class EtcdKeepAlives {
 
   private open(): Promise<Stream> {
     if (this.stream) return this.stream;
-    const opening = this.client().then((client) => client.leaseClient.leaseKeepAlive() as Promise<Stream>);
+    const opening = this.members().then(async (members) => {
+      const member = members.current();
+      const stream = (await member.leaseClient.leaseKeepAlive()) as Stream;
+      stream.member = member;
+      return stream;
+    });
     this.stream = opening;
     opening.then(
       (stream) => {
@@ -97,6 +103,8 @@ export class EtcdKeepAlives {
         if (current !== stream) return;
         this.stream = undefined;
         this.failAll(stream, error);
+        const { member } = stream;
+        if (!this.closed && member) void this.members().then((members) => members.failed(member));
       },
       () => undefined,
     );

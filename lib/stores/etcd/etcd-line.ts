@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { EtcdCompare, EtcdRequestOp, Etcd3Client } from './etcd-client.js';
+import type { EtcdCompare, EtcdRequestOp } from './etcd-client.js';
+import type { EtcdMembers } from './etcd-members.js';
 import type { EtcdKeepAlives } from './etcd-keep-alives.js';
 import { lineEntry, type EtcdResourceKeys } from './etcd-keys.js';
 
@@ -31,7 +32,7 @@ export class EtcdLine {
   private closed = false;
 
   constructor(
-    private readonly client: () => Promise<Etcd3Client>,
+    private readonly members: () => Promise<EtcdMembers>,
     private readonly keepAlives: EtcdKeepAlives,
     private readonly sessionTtl: number,
   ) {}
@@ -105,8 +106,8 @@ export class EtcdLine {
   /** Gives up our place in a resource's line. */
   async leave(keys: EtcdResourceKeys): Promise<void> {
     if (!this.places.delete(id(keys))) return;
-    const client = await this.client();
-    await client.kv.txn({ compare: [], success: [this.leaveOp(keys)], failure: [] });
+    const members = await this.members();
+    await members.call((client) => client.kv.txn({ compare: [], success: [this.leaveOp(keys)], failure: [] }));
   }
 
   /** Gives up every place (the session's revocation deletes them on the server). */
@@ -119,14 +120,14 @@ export class EtcdLine {
     if (!session) return;
     const lease = await session.catch(() => undefined);
     if (lease === undefined) return;
-    const client = await this.client();
-    await client.leaseClient.leaseRevoke({ ID: lease }).catch(() => undefined);
+    const members = await this.members();
+    await members.call((client) => client.leaseClient.leaseRevoke({ ID: lease })).catch(() => undefined);
   }
 
   private sessionLease(): Promise<string> {
     if (this.session) return this.session;
-    const granting = this.client().then(
-      async (client) => (await client.leaseClient.leaseGrant({ TTL: this.sessionTtl })).ID,
+    const granting = this.members().then(
+      async (members) => (await members.call((client) => client.leaseClient.leaseGrant({ TTL: this.sessionTtl }))).ID,
     );
     this.session = granting;
     granting.catch(() => {
@@ -146,16 +147,13 @@ export class EtcdLine {
   private async tick(): Promise<void> {
     this.timer = undefined;
     const now = performance.now();
-    const client = await this.client().catch(() => undefined);
+    const members = await this.members().catch(() => undefined);
     for (const [key, place] of this.places) {
       if (place.until > now) continue;
       this.places.delete(key);
-      void client?.kv
-        .txn({ compare: [], success: [{ request_delete_range: { key: place.entry } }], failure: [] })
-        .catch(
-          // the session's expiry removes it otherwise
-          () => undefined,
-        );
+      const drop = { compare: [], success: [{ request_delete_range: { key: place.entry } }], failure: [] };
+      // the session's expiry removes it otherwise
+      void members?.call((client) => client.kv.txn(drop)).catch(() => undefined);
     }
     const session = this.session;
     if (!session) return;

@@ -12,14 +12,16 @@ import type {
   ReleaseWatch,
 } from '../../interfaces/lock-store.interface.js';
 import {
-  createEtcdClient,
+  createEtcdClients,
   type EtcdKeyValue,
   type EtcdRequestOp,
   type EtcdResponseOp,
   type Etcd3Client,
 } from './etcd-client.js';
 import { EtcdKeepAlives } from './etcd-keep-alives.js';
+import { EtcdMembers } from './etcd-members.js';
 import { etcdResourceKeys, type EtcdResourceKeys } from './etcd-keys.js';
+import { EtcdLeasePool } from './etcd-lease-pool.js';
 import { EtcdLine } from './etcd-line.js';
 import { EtcdReleaseWatcher, type WatchedRoom } from './etcd-release-watcher.js';
 import {
@@ -32,6 +34,8 @@ import {
 
 /** How long a resource stays watched after its last waiter (as the Redis store lingers on a channel). */
 const WATCH_LINGER = 2000;
+/** The least time, in ms, a renewal waits for its answers (a quarter of the lease otherwise, at most `timeout`). */
+const RENEWAL_TIMEOUT_FLOOR = 500;
 /** etcd's default limit of operations in one transaction (`--max-txn-ops`). */
 const MAX_TXN_OPS = 128;
 /** Leases recorded between two sweeps of the records of leases that ended without a release (lost, kept). */
@@ -71,11 +75,14 @@ export class EtcdLockStore implements LockStore {
   readonly minTtl = MIN_ETCD_TTL;
   private readonly prefix: string;
   private readonly timeout: number;
+  private readonly members: Promise<EtcdMembers>;
+  /** The members' unary calls, each failing over to the next member (see EtcdMembers). */
   private readonly client: Promise<Etcd3Client>;
   private readonly ownsClient: boolean;
   private readonly keepAlives: EtcdKeepAlives;
   private readonly watcher: EtcdReleaseWatcher;
   private readonly line: EtcdLine;
+  private readonly pool: EtcdLeasePool;
   private readonly leases = new Map<string, HeldLease>();
   private readonly refusals = new Map<string, Refusal>();
   private recorded = 0;
@@ -87,20 +94,23 @@ export class EtcdLockStore implements LockStore {
     this.prefix = resolved.keyPrefix;
     this.timeout = resolved.timeout;
     this.ownsClient = resolved.client === undefined;
-    this.client = resolved.client
-      ? Promise.resolve(resolved.client)
-      : createEtcdClient({
+    const clients = resolved.client
+      ? Promise.resolve([resolved.client])
+      : createEtcdClients({
           hosts: resolved.hosts,
           auth: resolved.auth,
           credentials: resolved.credentials,
           timeout: resolved.timeout,
         });
+    this.members = clients.then((made) => new EtcdMembers(made));
+    this.client = this.members.then((members) => members.routed);
     // a missing etcd3 package is reported by the first call (verify() at startup); never unhandled
     this.client.catch(() => undefined);
-    const client = (): Promise<Etcd3Client> => this.client;
-    this.keepAlives = new EtcdKeepAlives(client, resolved.timeout);
-    this.watcher = new EtcdReleaseWatcher(client, WATCH_LINGER);
-    this.line = new EtcdLine(client, this.keepAlives, resolved.sessionTtl);
+    const members = (): Promise<EtcdMembers> => this.members;
+    this.keepAlives = new EtcdKeepAlives(members, resolved.timeout);
+    this.watcher = new EtcdReleaseWatcher(members, WATCH_LINGER, resolved.timeout);
+    this.line = new EtcdLine(members, this.keepAlives, resolved.sessionTtl);
+    this.pool = new EtcdLeasePool(() => this.client, this.keepAlives);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -108,20 +118,29 @@ export class EtcdLockStore implements LockStore {
     const keys = this.keysOf(request.key);
     return this.run('acquire', request.key, async (client) => {
       const seconds = leaseSeconds(request.ttl);
-      const lease = (await client.leaseClient.leaseGrant({ TTL: seconds })).ID;
-      let kept = false;
+      const pooled = await this.pool.take(seconds);
+      let outcome;
       try {
-        for (let round = 0; ; round++) {
-          const outcome = await this.attempt(client, request, keys, lease);
-          if (outcome === 'stale-line' && round === 0) continue;
-          if (outcome === 'stale-line') return { acquired: false, remainingTtl: undefined };
-          if (outcome.acquired && outcome.lease === lease) kept = true;
-          if (outcome.acquired) this.record(request.token, outcome.lease, outcome.seconds);
-          return outcome.result;
-        }
-      } finally {
-        if (!kept) this.revoke(client, lease);
+        outcome = await this.attempt(client, request, keys, pooled.id);
+        if (outcome === 'stale-line') outcome = await this.attempt(client, request, keys, pooled.id);
+      } catch (error) {
+        // a failed transaction may still have been applied: that lease may hold our key, so it goes
+        this.revoke(client, pooled.id);
+        throw error;
       }
+      if (outcome === 'stale-line' || !outcome.acquired) {
+        // refused: the lease holds nothing, and serves the next attempt
+        this.pool.give(pooled, seconds);
+        return outcome === 'stale-line' ? { acquired: false, remainingTtl: undefined } : outcome.result;
+      }
+      if (outcome.lease === pooled.id) {
+        this.record(request.token, pooled.id, seconds, pooled.until);
+      } else {
+        // our earlier grant stood, on its own lease
+        this.record(request.token, outcome.lease, outcome.seconds, performance.now() + outcome.seconds * 1000);
+        this.pool.give(pooled, seconds);
+      }
+      return outcome.result;
     });
   }
 
@@ -242,9 +261,10 @@ export class EtcdLockStore implements LockStore {
       const held = this.leases.get(token);
       this.leases.delete(token);
       if (!reply.succeeded) return false;
-      // the lease holds nothing any more; if revoking it fails, it runs out by its TTL
-      const lease = reply.responses[0].response_delete_range?.prev_kvs?.[0]?.lease ?? held?.id;
-      if (lease) this.revoke(client, lease);
+      // the lease holds nothing any more: it serves our next grant of its length, or runs out by its TTL
+      const lease = reply.responses[0].response_delete_range?.prev_kvs?.[0]?.lease;
+      if (held && lease === held.id) this.pool.give(held, held.seconds);
+      else if (lease) this.revoke(client, lease);
       return true;
     });
   }
@@ -258,33 +278,40 @@ export class EtcdLockStore implements LockStore {
     }
     return this.run('release', key, async (client) => {
       const seconds = leaseSeconds(next.ttl);
-      const lease = (await client.leaseClient.leaseGrant({ TTL: seconds })).ID;
-      const reply = await client.kv.txn({
-        compare: [ownedBy(keys, token), this.line.gate(keys)],
-        success: [...this.grantOps(keys, next, lease), this.line.leaveOp(keys)],
-        failure: [
-          {
-            request_txn: {
-              compare: [ownedBy(keys, token)],
-              success: [{ request_delete_range: { key: keys.lock } }, { request_delete_range: { key: keys.holder } }],
-              failure: [],
+      const pooled = await this.pool.take(seconds);
+      const lease = pooled.id;
+      let reply;
+      try {
+        reply = await client.kv.txn({
+          compare: [ownedBy(keys, token), this.line.gate(keys)],
+          success: [...this.grantOps(keys, next, lease), this.line.leaveOp(keys)],
+          failure: [
+            {
+              request_txn: {
+                compare: [ownedBy(keys, token)],
+                success: [{ request_delete_range: { key: keys.lock } }, { request_delete_range: { key: keys.holder } }],
+                failure: [],
+              },
             },
-          },
-        ],
-      });
+          ],
+        });
+      } catch (error) {
+        this.revoke(client, lease);
+        throw error;
+      }
       const old = this.leases.get(token);
       this.leases.delete(token);
       if (reply.succeeded) {
         this.line.forget(keys);
-        this.record(next.token, lease, seconds);
-        if (old) this.revoke(client, old.id);
+        this.record(next.token, lease, seconds, pooled.until);
+        if (old) this.pool.give(old, old.seconds);
         return next.fencing
           ? { released: true, handedOver: true, fence: Number(reply.header.revision) }
           : { released: true, handedOver: true };
       }
-      this.revoke(client, lease);
+      this.pool.give(pooled, seconds);
       const released = reply.responses[0].response_txn?.succeeded === true;
-      if (released && old) this.revoke(client, old.id);
+      if (released && old) this.pool.give(old, old.seconds);
       return released ? { released: true, handedOver: false } : { released: false, handedOver: false };
     });
   }
@@ -334,9 +361,15 @@ export class EtcdLockStore implements LockStore {
   ): Promise<void> {
     if (indexes.length === 0) return;
     const ids = indexes.map((index) => (this.leases.get(renewals[index].token) as HeldLease).id);
+    // a renewal must fail in time for a second one (on another member) to fit in the lease's last two thirds
+    const shortest = Math.min(...indexes.map((index) => renewals[index].ttl));
+    const timeout = Math.min(this.timeout, Math.max(RENEWAL_TIMEOUT_FLOOR, Math.floor(shortest / 4)));
     const [ttls, holders] = await Promise.all([
-      this.keepAlives.renew(ids),
-      this.holdersOf(indexes.map((index) => renewals[index].key)).catch((error: unknown) => asError(error)),
+      this.keepAlives.renew(ids, timeout),
+      this.holdersOf(
+        indexes.map((index) => renewals[index].key),
+        timeout,
+      ).catch((error: unknown) => asError(error)),
     ]);
     indexes.forEach((index, position) => {
       const ttl = ttls[position];
@@ -350,16 +383,15 @@ export class EtcdLockStore implements LockStore {
   }
 
   /** The token each key holds now (`undefined`: none), read in transactions of at most 128 reads. */
-  private async holdersOf(keys: readonly string[]): Promise<Array<string | undefined>> {
-    const client = await this.client;
+  private async holdersOf(keys: readonly string[], timeout: number): Promise<Array<string | undefined>> {
+    const members = await this.members;
     const tokens: Array<string | undefined> = [];
     for (let start = 0; start < keys.length; start += MAX_TXN_OPS) {
       const chunk = keys.slice(start, start + MAX_TXN_OPS);
-      const reply = await client.kv.txn({
-        compare: [],
-        success: chunk.map((key) => ({ request_range: { key: this.keysOf(key).lock } })),
-        failure: [],
-      });
+      const reply = await members.txnWithin(
+        { compare: [], success: chunk.map((key) => ({ request_range: { key: this.keysOf(key).lock } })), failure: [] },
+        timeout,
+      );
       reply.responses.forEach((response) => {
         const [kv] = response.response_range?.kvs ?? [];
         tokens.push(kv ? Buffer.from(kv.value).toString('utf8') : undefined);
@@ -374,28 +406,35 @@ export class EtcdLockStore implements LockStore {
     const keys = this.keysOf(renewal.key);
     // etcd holds at least a second; holding longer than asked is safe, the holder's validity stays on its ttl
     const seconds = leaseSeconds(Math.max(renewal.ttl, MIN_ETCD_TTL));
-    const lease = (await client.leaseClient.leaseGrant({ TTL: seconds })).ID;
-    const reply = await client.kv.txn({
-      compare: [ownedBy(keys, renewal.token)],
-      success: [
-        { request_put: { key: keys.lock, ignore_value: true, lease } },
-        {
-          request_txn: {
-            compare: [{ key: keys.holder, target: 'Create', result: 'Greater', create_revision: 0 }],
-            success: [{ request_put: { key: keys.holder, ignore_value: true, lease } }],
-            failure: [],
+    const pooled = await this.pool.take(seconds);
+    const lease = pooled.id;
+    let reply;
+    try {
+      reply = await client.kv.txn({
+        compare: [ownedBy(keys, renewal.token)],
+        success: [
+          { request_put: { key: keys.lock, ignore_value: true, lease } },
+          {
+            request_txn: {
+              compare: [{ key: keys.holder, target: 'Create', result: 'Greater', create_revision: 0 }],
+              success: [{ request_put: { key: keys.holder, ignore_value: true, lease } }],
+              failure: [],
+            },
           },
-        },
-      ],
-      failure: [],
-    });
-    if (!reply.succeeded) {
+        ],
+        failure: [],
+      });
+    } catch (error) {
       this.revoke(client, lease);
+      throw error;
+    }
+    if (!reply.succeeded) {
+      this.pool.give(pooled, seconds);
       return false;
     }
     const old = this.leases.get(renewal.token);
-    this.record(renewal.token, lease, seconds);
-    if (old) this.revoke(client, old.id);
+    this.record(renewal.token, lease, seconds, pooled.until);
+    if (old) this.pool.give(old, old.seconds);
     return true;
   }
 
@@ -469,11 +508,11 @@ export class EtcdLockStore implements LockStore {
     if (this.closed) return;
     this.closed = true;
     this.watcher.close();
-    await this.line.close().catch(() => undefined);
+    await Promise.all([this.line.close().catch(() => undefined), this.pool.close()]);
     this.keepAlives.close();
     if (this.ownsClient) {
-      const client = await this.client.catch(() => undefined);
-      client?.close();
+      const members = await this.members.catch(() => undefined);
+      members?.close();
     }
   }
 
@@ -491,8 +530,8 @@ export class EtcdLockStore implements LockStore {
    * Records a lease we granted. A lease that ends without a release (lost, or kept for `holdAtLeast`) leaves
    * its record: every so often, records of leases etcd has surely dropped go.
    */
-  private record(token: string, id: string, seconds: number): void {
-    this.leases.set(token, { id, seconds, until: performance.now() + seconds * 1000 });
+  private record(token: string, id: string, seconds: number, until: number): void {
+    this.leases.set(token, { id, seconds, until });
     if (++this.recorded % SWEEP_EVERY !== 0) return;
     const now = performance.now();
     for (const [held, lease] of this.leases) if (lease.until < now) this.leases.delete(held);

@@ -2,8 +2,9 @@ import { performance } from 'node:perf_hooks';
 import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import type { EtcdDuplexStream, EtcdWatchRequest, EtcdWatchResponse, Etcd3Client } from './etcd-client.js';
+import type { EtcdMembers } from './etcd-members.js';
 
-type Stream = EtcdDuplexStream<EtcdWatchRequest, EtcdWatchResponse>;
+type Stream = EtcdDuplexStream<EtcdWatchRequest, EtcdWatchResponse> & { member?: Etcd3Client };
 
 /** What to watch: every key of one resource, and the one key whose deletion is our own doing. */
 export interface WatchedRoom {
@@ -40,8 +41,10 @@ interface Room {
  * One watch stream per store, shared by the waiters of every key: each resource watched by this process is
  * one etcd watch over its keys. A deletion there (the lease released or expired, a waiter ahead of us left
  * the line) wakes the resource's waiters; puts wake nobody. Watches resume from the last revision they saw
- * after the stream breaks, so a release while reconnecting is still heard; a watch whose history was
- * compacted away wakes everybody, since it may have missed something.
+ * after the stream breaks (or moves to another member with the store), so a release while reconnecting is
+ * still heard; a watch whose history was compacted away wakes everybody, since it may have missed something.
+ * A watch etcd has not confirmed within the store's timeout is handed out anyway, without coverage: its
+ * waiter then asks once more and relies on its timer until the watch is in place.
  */
 export class EtcdReleaseWatcher {
   private stream?: Promise<Stream>;
@@ -50,14 +53,17 @@ export class EtcdReleaseWatcher {
   /** Rooms whose create request was sent and not yet answered, in the order sent (etcd answers in order). */
   private creating: Room[] = [];
   private closed = false;
+  private following = false;
 
   /**
-   * @param client the store's client
+   * @param members the store's members
    * @param linger ms a resource stays watched after its last waiter, so a busy key is not watched anew per wait
+   * @param timeout ms a new watch waits for etcd's confirmation before it is handed out without it
    */
   constructor(
-    private readonly client: () => Promise<Etcd3Client>,
+    private readonly members: () => Promise<EtcdMembers>,
     private readonly linger: number,
+    private readonly timeout: number,
   ) {}
 
   /** How many watches of this process are open on the resource (one per waiting queue of a manager). */
@@ -77,16 +83,21 @@ export class EtcdReleaseWatcher {
     room.idle = undefined;
     const watch = new NotifiableWatch((closed) => this.unwatch(id, closed));
     room.watches.add(watch);
+    let timer: NodeJS.Timeout | undefined;
+    const unconfirmed = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.timeout)));
+    let confirmed: boolean;
     try {
-      await room.created;
+      confirmed = await Promise.race([room.created.then(() => true), unconfirmed]);
     } catch {
       // the stream failed before etcd confirmed the watch: the waiter relies on its backoff timer until it
       // reconnects, and then hears releases again
       room.watches.delete(watch);
       return NotifiableWatch.timerOnly();
+    } finally {
+      clearTimeout(timer);
     }
     if (since !== undefined && room.lastRelease !== undefined && room.lastRelease >= since) watch.wake();
-    watch.listeningSince = room.listeningSince;
+    if (confirmed) watch.listeningSince = room.listeningSince;
     return watch;
   }
 
@@ -155,13 +166,29 @@ export class EtcdReleaseWatcher {
 
   private open(): Promise<Stream> {
     if (this.stream) return this.stream;
-    const opening = this.client().then((client) => client.watchClient.watch() as Promise<Stream>);
+    const opening = this.members().then(async (members) => {
+      if (!this.following) {
+        this.following = true;
+        // the store moved to another member (this one went quiet for a call or a keep-alive): follow it
+        members.onMove(
+          () =>
+            void this.stream?.then(
+              (stream) => this.onBroken(stream),
+              () => undefined,
+            ),
+        );
+      }
+      const member = members.current();
+      const stream = (await member.watchClient.watch()) as Stream;
+      stream.member = member;
+      return stream;
+    });
     this.stream = opening;
     opening.then(
       (stream) => {
         stream.on('data', (response) => this.onResponse(response));
-        stream.on('error', () => this.onBroken(stream));
-        stream.on('end', () => this.onBroken(stream));
+        stream.on('error', () => this.onBroken(stream, true));
+        stream.on('end', () => this.onBroken(stream, true));
       },
       () => {
         if (this.stream === opening) this.stream = undefined;
@@ -209,12 +236,18 @@ export class EtcdReleaseWatcher {
     }
   }
 
-  /** The stream broke: watch every room again on a new one, each from the revision it had seen. */
-  private onBroken(stream: Stream): void {
+  /**
+   * The stream broke (its member failed, when `failed`), or the store moved to another member: watch every
+   * room again on a new stream, each from the revision it had seen.
+   */
+  private onBroken(stream: Stream, failed = false): void {
     void this.stream?.then(
       (current) => {
         if (current !== stream || this.closed) return;
         this.stream = undefined;
+        cancel(stream);
+        const { member } = stream;
+        if (failed && member) void this.members().then((members) => members.failed(member));
         this.creating = [];
         this.byWatchId.clear();
         for (const room of this.rooms.values()) {

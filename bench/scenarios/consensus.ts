@@ -1,0 +1,107 @@
+import { Redis } from 'ioredis';
+import { EtcdLockStore, LockManager, LockNotAcquiredError, RedisLockStore, type LockStore } from '../../lib/index.js';
+import { startEtcdCluster } from '../../test/support/etcd-cluster.js';
+import type { Held, Session } from '../libraries.js';
+import type { Table } from '../report.js';
+import { spread } from '../support/stats.js';
+import { contendInProcess, summarize, type Grant } from './contention.js';
+import { concurrentCycles, sequentialCycles } from './uncontended.js';
+
+/** What scenario 9 needs of the bench: its loop length, warm-up, sizes, and the Redis it runs on. */
+export interface ConsensusOptions {
+  readonly durationMs: number;
+  readonly warmupMs: number;
+  readonly workers: number;
+  readonly loops: number;
+  readonly ttl: number;
+  readonly redisUrl: string;
+}
+
+/** One nestjs-lock LockManager on a store, as a bench session. */
+async function managerSession(store: LockStore, ttl: number): Promise<Session> {
+  await store.verify?.();
+  const manager = new LockManager({ store, ttl, wait: 10_000 });
+  const session: Session = {
+    retries: 0,
+    async acquire(key: string): Promise<Held> {
+      for (;;) {
+        try {
+          const lock = await manager.acquire(key);
+          return { release: async () => void (await lock.release()) };
+        } catch (error) {
+          if (!(error instanceof LockNotAcquiredError)) throw error;
+          session.retries++;
+        }
+      }
+    },
+    close: () => manager.close(),
+  };
+  return session;
+}
+
+/**
+ * Scenario 9: the price of consensus. nestjs-lock on the bench's Redis and on a 3-member etcd cluster the bench
+ * starts (on this machine: every write is agreed by two of three members and written to their disks), in the
+ * uncontended cycle, uncontended throughput and the in-process hand-off, one after the other.
+ */
+export async function consensusPrice(options: ConsensusOptions): Promise<Table> {
+  const table: Table = {
+    id: 9,
+    title: 'The price of consensus: nestjs-lock on Redis and on a 3-member etcd cluster',
+    columns: [
+      { key: 'p50', label: 'uncontended p50 ms' },
+      { key: 'p99', label: 'uncontended p99 ms' },
+      { key: 'rate', label: `${options.loops} loops cycles/s` },
+      { key: 'handoff', label: 'hand-off CS/s' },
+      { key: 'gapP50', label: 'hand-off gap p50 ms' },
+      { key: 'gapP99', label: 'hand-off gap p99 ms' },
+    ],
+    rows: [],
+    notes: [
+      'Same engine, two stores. Uncontended: acquire then release on a key nobody else wants (sequential), then ' +
+        `${options.loops} concurrent loops on distinct keys; hand-off: ${options.workers} workers in one process, one ` +
+        'key, 1 ms critical section, one LockManager (as scenario 3).',
+      'etcd: 3 members on this machine (etcd-server from Debian, data in a temporary folder on disk, heartbeat ' +
+        '200 ms, election 1.2 s); a grant is a lease grant plus one transaction, a release one transaction plus a ' +
+        'lease revocation in the background, each agreed by a quorum and fsynced. Redis: one server, no persistence.',
+    ],
+  };
+  const cluster = await startEtcdCluster(3);
+  try {
+    const stores: Array<[string, () => LockStore]> = [
+      ['nestjs-lock on Redis', () => new RedisLockStore({ client: new Redis(options.redisUrl), ownsClient: true })],
+      ['nestjs-lock on etcd (3 members)', () => new EtcdLockStore({ hosts: cluster.hosts })],
+    ];
+    for (const [name, make] of stores) {
+      const session = await managerSession(make(), options.ttl);
+      // one LockManager shared by every worker, as one Nest app has one LockService
+      const workers = Array.from({ length: options.workers }, () => session);
+      try {
+        await sequentialCycles(session, `consensus:warm:${name}`, options.warmupMs);
+        const latencies = await sequentialCycles(session, `consensus:sequential:${name}`, options.durationMs);
+        const cycles = await concurrentCycles(session, `consensus:loop:${name}:`, options.loops, options.durationMs);
+        const handoff = { key: `consensus:handoff:${name}`, csMs: 1, handoff: true };
+        await contendInProcess(workers, handoff, options.warmupMs);
+        const runs: Grant[][][] = [await contendInProcess(workers, handoff, options.durationMs)];
+        const summary = summarize(runs, options.durationMs);
+        const { p50, p99 } = spread(latencies);
+        table.rows.push({
+          library: name,
+          values: {
+            p50,
+            p99,
+            rate: (cycles / options.durationMs) * 1000,
+            handoff: summary.csPerSecond,
+            gapP50: summary.gap.p50,
+            gapP99: summary.gap.p99,
+          },
+        });
+      } finally {
+        await session.close();
+      }
+    }
+  } finally {
+    await cluster.stop();
+  }
+  return table;
+}

@@ -1,0 +1,49 @@
+import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
+import { leaseSeconds, resolveEtcdOptions, validateEtcdTtl } from './etcd-options.js';
+
+describe('resolveEtcdOptions', () => {
+  it('fills in the defaults and takes one host or many', () => {
+    expect(resolveEtcdOptions({ hosts: '127.0.0.1:2379' })).toMatchObject({
+      hosts: ['127.0.0.1:2379'],
+      keyPrefix: 'lock:',
+      timeout: 3000,
+      sessionTtl: 5,
+    });
+    expect(resolveEtcdOptions({ hosts: ['a:2379', 'https://b:2379'] }).hosts).toEqual(['a:2379', 'https://b:2379']);
+  });
+
+  it.each([
+    ['no hosts', {}, 'etcd.hosts'],
+    ['an empty host list', { hosts: [] }, 'etcd.hosts'],
+    ['hosts and a client', { hosts: 'a:1', client: {} }, 'etcd.client'],
+    ['a client that is not an etcd3 client', { client: { kv: {} } }, 'etcd.client'],
+    ['a timeout of 0', { hosts: 'a:1', timeout: 0 }, 'etcd.timeout'],
+    ['a session TTL under etcd’s least lease', { hosts: 'a:1', sessionTtl: 1 }, 'etcd.sessionTtl'],
+    ['a key prefix with a brace', { hosts: 'a:1', keyPrefix: 'x{' }, 'keyPrefix'],
+  ])('refuses %s, naming the option', (_label, options, option) => {
+    const error = (() => {
+      try {
+        resolveEtcdOptions(options as never);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as LockConfigurationError).option).toBe(option);
+  });
+
+  it('refuses malformed credentials without showing the password', () => {
+    const secret = 'hunter2-very-secret';
+    const call = () => resolveEtcdOptions({ hosts: 'a:1', auth: { username: 1, password: secret } as never });
+    expect(call).toThrow(LockConfigurationError);
+    expect(call).not.toThrow(secret);
+  });
+});
+
+describe('whole-second leases', () => {
+  it('rounds a ttl up to whole seconds and refuses one under 1 s', () => {
+    expect([1000, 1001, 1500, 2000, 30_000].map(leaseSeconds)).toEqual([1, 2, 2, 2, 30]);
+    expect(() => validateEtcdTtl(999)).toThrow(/at least 1000 ms/);
+    expect(() => validateEtcdTtl(1000)).not.toThrow();
+  });
+});
