@@ -62,8 +62,9 @@ export async function consensusPrice(options: ConsensusOptions): Promise<Table> 
         `${options.loops} concurrent loops on distinct keys; hand-off: ${options.workers} workers in one process, one ` +
         'key, 1 ms critical section, one LockManager (as scenario 3).',
       'etcd: 3 members on this machine (etcd-server from Debian, data in a temporary folder on disk, heartbeat ' +
-        '200 ms, election 1.2 s); a grant is a lease grant plus one transaction, a release one transaction plus a ' +
-        'lease revocation in the background, each agreed by a quorum and fsynced. Redis: one server, no persistence.',
+        '200 ms, election 1.2 s); a grant is a keep-alive of a lease kept from an earlier grant (or a lease grant) ' +
+        'plus one transaction, a release one transaction, each transaction agreed by a quorum and fsynced. Redis: ' +
+        'one server, no persistence.',
     ],
   };
   const cluster = await startEtcdCluster(3);

@@ -1,6 +1,14 @@
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { LockConfigurationError, LockModule, LockService, checkLockStore } from '../../lib/index.js';
+import {
+  LockConfigurationError,
+  LockLostError,
+  LockManager,
+  LockModule,
+  LockService,
+  checkLockStore,
+} from '../../lib/index.js';
+import { etcdResourceKeys } from '../../lib/stores/etcd/etcd-keys.js';
 import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
 import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
@@ -105,6 +113,27 @@ describe('the etcd store and whole-second leases', () => {
     } finally {
       for (const member of cluster.members) member.resume();
       await store.close();
+    }
+  });
+});
+
+describe('a lease etcd ends under its holder', () => {
+  it("aborts the holder's signal with LockLostError (taken) at the next renewal when the etcd lease is revoked", async () => {
+    const keyPrefix = uniquePrefix();
+    const store = new EtcdLockStore({ hosts: cluster.hosts, keyPrefix });
+    const manager = new LockManager({ store });
+    try {
+      const lock = await manager.acquire('revoked', { ttl: 3000, autoRenew: true });
+      const lost = new Promise<unknown>((resolve) =>
+        lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)),
+      );
+      await cluster.revokeLeaseOf(etcdResourceKeys(keyPrefix, 'revoked').lock);
+      const reason = await lost;
+      expect(reason).toBeInstanceOf(LockLostError);
+      expect((reason as LockLostError).reason).toBe('taken');
+      expect(await lock.release()).toBe(false);
+    } finally {
+      await manager.close();
     }
   });
 });

@@ -36,6 +36,8 @@ export interface EtcdClusterHandle {
   leader(): Promise<EtcdMemberHandle>;
   /** Deletes a key behind its holder's back, as an operator would (`etcdctl del`). */
   deleteKey(key: string | Buffer): Promise<void>;
+  /** Revokes the lease a key is attached to (`etcdctl lease revoke`), which deletes the key with it. */
+  revokeLeaseOf(key: string | Buffer): Promise<void>;
   /** Kills every member, then starts them all again from their data dirs, and waits for a leader. */
   restart(): Promise<void>;
   /** Stops every member and removes the data folder. */
@@ -161,6 +163,14 @@ export async function startEtcdCluster(size = 3): Promise<EtcdClusterHandle> {
     },
     async deleteKey(key) {
       await gateway('/v3/kv/deleterange', { key: Buffer.from(key).toString('base64') });
+    },
+    async revokeLeaseOf(key) {
+      const found = (await gateway('/v3/kv/range', { key: Buffer.from(key).toString('base64') })) as {
+        kvs?: Array<{ lease?: string }>;
+      };
+      const lease = found.kvs?.[0]?.lease;
+      if (!lease) throw new Error('the key has no lease to revoke');
+      await gateway('/v3/lease/revoke', { ID: lease });
     },
     async restart() {
       await Promise.all(members.map((member) => member.kill()));

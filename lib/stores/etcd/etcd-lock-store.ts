@@ -102,7 +102,8 @@ export class EtcdLockStore implements LockStore {
           credentials: resolved.credentials,
           timeout: resolved.timeout,
         });
-    this.members = clients.then((made) => new EtcdMembers(made));
+    const names = resolved.client ? ['the etcd3 client given'] : resolved.hosts;
+    this.members = clients.then((made) => new EtcdMembers(made, names));
     this.client = this.members.then((members) => members.routed);
     // a missing etcd3 package is reported by the first call (verify() at startup); never unhandled
     this.client.catch(() => undefined);

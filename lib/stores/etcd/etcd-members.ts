@@ -20,8 +20,14 @@ export class EtcdMembers {
    */
   readonly routed: Etcd3Client;
 
-  /** @param clients one client per member, in the order given; one client of the user's for all of them */
-  constructor(private readonly clients: readonly Etcd3Client[]) {
+  /**
+   * @param clients one client per member, in the order given; one client of the user's for all of them
+   * @param names how errors name the members (`host:port`)
+   */
+  constructor(
+    private readonly clients: readonly Etcd3Client[],
+    private readonly names: readonly string[],
+  ) {
     const call = this.call.bind(this);
     this.routed = {
       kv: { txn: (request) => call((client) => client.kv.txn(request)) },
@@ -70,7 +76,10 @@ export class EtcdMembers {
         this.failed(client);
       }
     }
-    throw lastError;
+    const reason = lastError instanceof Error ? lastError.message : String(lastError);
+    throw new Error(`no etcd member answered (${this.names.join(', ')}); the last said: ${reason}`, {
+      cause: lastError,
+    });
   }
 
   /** A transaction whose every attempt has `timeout` ms instead of the usual deadline (renewals have less time). */
