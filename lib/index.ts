@@ -50,7 +50,7 @@ export { MemoryLockStore } from './stores/memory.store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock.store.js';
 export type { ReplicaAckOptions } from './stores/replica-ack.js';
-export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3Client, type EtcdLockStoreOptions } from './stores/etcd/index.js';
+export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';
 export type { LockSettings } from './utils/lock-settings.js';

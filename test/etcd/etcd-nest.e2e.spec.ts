@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Etcd3 } from 'etcd3';
 import {
   LockConfigurationError,
   LockLostError,
@@ -135,6 +136,24 @@ describe('a lease etcd ends under its holder', () => {
       expect(await lock.release()).toBe(false);
     } finally {
       await manager.close();
+    }
+  });
+});
+
+describe('an etcd3 client of your own', () => {
+  it('serves the store and is never closed by it', async () => {
+    const client = new Etcd3({ hosts: cluster.hosts });
+    try {
+      const store = new EtcdLockStore({ client, keyPrefix: uniquePrefix() });
+      const manager = new LockManager({ store });
+      const lock = await manager.acquire('own-client', { ttl: 2000 });
+      expect(await manager.isLocked('own-client')).toBe(true);
+      await lock.release();
+      await manager.close();
+      // still usable after the store closed
+      await expect(client.put('after-close').value('1')).resolves.toBeDefined();
+    } finally {
+      client.close();
     }
   });
 });

@@ -93,6 +93,7 @@ export interface EtcdWatchRequest {
     readonly range_end?: Buffer;
     readonly start_revision?: Int64;
     readonly filters?: ReadonlyArray<'Noput' | 'Nodelete'>;
+    readonly prev_kv?: boolean;
   };
   readonly cancel_request?: { readonly watch_id: Int64 };
 }
@@ -104,7 +105,12 @@ export interface EtcdWatchResponse {
   readonly created: boolean;
   readonly canceled: boolean;
   readonly compact_revision: string;
-  readonly events: ReadonlyArray<{ readonly type: 'Put' | 'Delete'; readonly kv: EtcdKeyValue }>;
+  readonly events: ReadonlyArray<{
+    readonly type: 'Put' | 'Delete';
+    readonly kv: EtcdKeyValue;
+    /** The key as it was before the event, when the watch asked for it. */
+    readonly prev_kv?: EtcdKeyValue | null;
+  }>;
 }
 
 /**

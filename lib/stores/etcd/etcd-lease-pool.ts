@@ -8,6 +8,16 @@ export interface PooledLease {
   readonly until: number;
 }
 
+/** A lease to grant with, and the proof that it lasts its whole TTL from the moment it was asked for. */
+export interface TakenLease {
+  readonly lease: PooledLease;
+  /**
+   * Resolves once etcd renewed a kept lease (at once for a new one); rejects when it could not: a grant made
+   * with it must then not count, and the lease is revoked (which deletes what it holds).
+   */
+  readonly renewed: Promise<void>;
+}
+
 /** Leases kept per length; more are revoked. */
 const CAPACITY = 32;
 /** A kept lease is not handed out again in the last moments of its life. */
@@ -15,10 +25,11 @@ const MARGIN = 500;
 
 /**
  * Leases that hold no key any more (released, refused, moved), kept for the next grant of the same length:
- * a keep-alive (answered by the leader, no disk write) then stands in for a lease grant (a write agreed by a
- * quorum), and a refused attempt or a release costs no revocation. A lease is only handed out again once
- * its keep-alive says it lives, for its whole TTL from then on; a process that dies leaves its kept leases
- * to run out by their TTL, holding nothing.
+ * a keep-alive (answered by the leader, no disk write), sent alongside the grant's transaction, then stands
+ * in for a lease grant (a write agreed by a quorum, before the transaction), and a refused attempt or a
+ * release costs no revocation. A kept lease is handed out only while it surely lives a while more, and a
+ * grant made with it counts only once its keep-alive says it lives its whole TTL from then on; a process
+ * that dies leaves its kept leases to run out by their TTL, holding nothing.
  */
 export class EtcdLeasePool {
   private readonly kept = new Map<number, PooledLease[]>();
@@ -28,18 +39,24 @@ export class EtcdLeasePool {
     private readonly keepAlives: EtcdKeepAlives,
   ) {}
 
-  /** A lease of `seconds` that etcd keeps at least `seconds` from the moment this was called. */
-  async take(seconds: number): Promise<PooledLease> {
+  /** A lease of `seconds` that etcd keeps at least `seconds` from the moment this was called, once `renewed`. */
+  async take(seconds: number): Promise<TakenLease> {
     const asked = performance.now();
     const shelf = this.kept.get(seconds);
-    for (let lease = shelf?.pop(); lease; lease = shelf?.pop()) {
-      if (lease.until - asked < MARGIN) continue;
-      const [ttl] = await this.keepAlives.renew([lease.id]);
-      if (typeof ttl === 'number' && ttl >= seconds) return { id: lease.id, until: asked + seconds * 1000 };
+    for (let kept = shelf?.pop(); kept; kept = shelf?.pop()) {
+      if (kept.until - asked < MARGIN) continue;
+      const renewed = this.keepAlives.renew([kept.id]).then(([ttl]) => {
+        if (typeof ttl !== 'number' || ttl < seconds) {
+          throw ttl instanceof Error ? ttl : new Error('a lease kept for the next grant was gone');
+        }
+      });
+      // awaited by the grant; a failure here is the grant's
+      renewed.catch(() => undefined);
+      return { lease: { id: kept.id, until: asked + seconds * 1000 }, renewed };
     }
     const client = await this.client();
     const granted = await client.leaseClient.leaseGrant({ TTL: seconds });
-    return { id: granted.ID, until: asked + Number(granted.TTL) * 1000 };
+    return { lease: { id: granted.ID, until: asked + Number(granted.TTL) * 1000 }, renewed: Promise.resolve() };
   }
 
   /** Keeps a lease that holds no key of ours any more, for the next grant of `seconds`. */

@@ -98,6 +98,15 @@ export class EtcdLine {
     this.places.delete(id(keys));
   }
 
+  /**
+   * Whether a place created at `createRevision` stands ahead of ours (every place does while we have none
+   * whose rank we know; ours does not).
+   */
+  isAhead(keys: EtcdResourceKeys, createRevision: string): boolean {
+    const ours = this.places.get(id(keys))?.revision;
+    return ours === undefined || BigInt(createRevision) < BigInt(ours);
+  }
+
   /** Whether we stand in the resource's line. */
   has(keys: EtcdResourceKeys): boolean {
     return this.places.has(id(keys));

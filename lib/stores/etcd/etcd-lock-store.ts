@@ -11,17 +11,13 @@ import type {
   LockStoreHealth,
   ReleaseWatch,
 } from '../../interfaces/lock-store.interface.js';
-import {
-  createEtcdClients,
-  type EtcdKeyValue,
-  type EtcdRequestOp,
-  type EtcdResponseOp,
-  type Etcd3Client,
-} from './etcd-client.js';
+import { createEtcdClients, type EtcdKeyValue, type EtcdResponseOp, type Etcd3Client } from './etcd-client.js';
 import { EtcdKeepAlives } from './etcd-keep-alives.js';
 import { EtcdMembers } from './etcd-members.js';
 import { etcdResourceKeys, type EtcdResourceKeys } from './etcd-keys.js';
-import { EtcdLeasePool } from './etcd-lease-pool.js';
+import { grantTxn, handOverTxn, inspectTxn, permissionProbeTxn, releaseTxn } from './etcd-transactions.js';
+import { EtcdLeaseBook } from './etcd-lease-book.js';
+import { EtcdLeasePool, type PooledLease } from './etcd-lease-pool.js';
 import { EtcdLine } from './etcd-line.js';
 import { EtcdReleaseWatcher, type WatchedRoom } from './etcd-release-watcher.js';
 import {
@@ -34,28 +30,17 @@ import {
 
 /** How long a resource stays watched after its last waiter (as the Redis store lingers on a channel). */
 const WATCH_LINGER = 2000;
-/** The least time, in ms, a renewal waits for its answers (a quarter of the lease otherwise, at most `timeout`). */
-const RENEWAL_TIMEOUT_FLOOR = 500;
-/** etcd's default limit of operations in one transaction (`--max-txn-ops`). */
-const MAX_TXN_OPS = 128;
-/** Leases recorded between two sweeps of the records of leases that ended without a release (lost, kept). */
-const SWEEP_EVERY = 256;
 /** Refusals remembered for the watch that follows them (a waiter's), the oldest dropped first. */
 const MAX_REFUSALS = 1000;
-
-/** What this store knows of a lease it granted: the etcd lease behind it and its length in whole seconds. */
-interface HeldLease {
-  readonly id: string;
-  readonly seconds: number;
-  /** `performance.now()` after which etcd has surely dropped it: the record may go then. */
-  until: number;
-}
 
 /** A refused attempt: the revision at which it was refused, for the watch that follows to start right after it. */
 interface Refusal {
   readonly revision: string;
   readonly at: number;
 }
+
+// Over 250 lines: each LockStore operation stays in one place, as a short sequence over the parts in this
+// folder (transactions, line, lease pool and book, streams, members), which hold the rest.
 
 /**
  * A lock store on an etcd cluster (v3 API, through the optional `etcd3` package). A lease is an etcd lease of
@@ -74,7 +59,6 @@ export class EtcdLockStore implements LockStore {
   /** The least ttl this store grants, in ms: etcd leases are whole seconds. */
   readonly minTtl = MIN_ETCD_TTL;
   private readonly prefix: string;
-  private readonly timeout: number;
   private readonly members: Promise<EtcdMembers>;
   /** The members' unary calls, each failing over to the next member (see EtcdMembers). */
   private readonly client: Promise<Etcd3Client>;
@@ -83,16 +67,14 @@ export class EtcdLockStore implements LockStore {
   private readonly watcher: EtcdReleaseWatcher;
   private readonly line: EtcdLine;
   private readonly pool: EtcdLeasePool;
-  private readonly leases = new Map<string, HeldLease>();
+  private readonly book: EtcdLeaseBook;
   private readonly refusals = new Map<string, Refusal>();
-  private recorded = 0;
   private closed = false;
 
   /** @throws LockConfigurationError when an option cannot work */
   constructor(options: EtcdLockStoreOptions) {
     const resolved = resolveEtcdOptions(options);
     this.prefix = resolved.keyPrefix;
-    this.timeout = resolved.timeout;
     this.ownsClient = resolved.client === undefined;
     const clients = resolved.client
       ? Promise.resolve([resolved.client])
@@ -112,6 +94,13 @@ export class EtcdLockStore implements LockStore {
     this.watcher = new EtcdReleaseWatcher(members, WATCH_LINGER, resolved.timeout);
     this.line = new EtcdLine(members, this.keepAlives, resolved.sessionTtl);
     this.pool = new EtcdLeasePool(() => this.client, this.keepAlives);
+    this.book = new EtcdLeaseBook({
+      members,
+      keepAlives: this.keepAlives,
+      pool: this.pool,
+      keysOf: (key) => this.keysOf(key),
+      timeout: resolved.timeout,
+    });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -119,27 +108,31 @@ export class EtcdLockStore implements LockStore {
     const keys = this.keysOf(request.key);
     return this.run('acquire', request.key, async (client) => {
       const seconds = leaseSeconds(request.ttl);
-      const pooled = await this.pool.take(seconds);
+      const { lease: pooled, renewed } = await this.pool.take(seconds);
       let outcome;
       try {
         outcome = await this.attempt(client, request, keys, pooled.id);
         if (outcome === 'stale-line') outcome = await this.attempt(client, request, keys, pooled.id);
+        // a grant counts once its lease lasts its whole TTL from this attempt on
+        if (outcome !== 'stale-line' && outcome.acquired && outcome.lease === pooled.id) await renewed;
       } catch (error) {
-        // a failed transaction may still have been applied: that lease may hold our key, so it goes
+        // a failed transaction may still have been applied, or its lease not renewed: the lease goes, and with
+        // it whatever it holds
         this.revoke(client, pooled.id);
         throw error;
       }
       if (outcome === 'stale-line' || !outcome.acquired) {
-        // refused: the lease holds nothing, and serves the next attempt
-        this.pool.give(pooled, seconds);
+        // refused: the lease holds nothing, and serves the next attempt once renewed
+        this.keep(client, pooled, renewed, seconds);
         return outcome === 'stale-line' ? { acquired: false, remainingTtl: undefined } : outcome.result;
       }
       if (outcome.lease === pooled.id) {
-        this.record(request.token, pooled.id, seconds, pooled.until);
+        this.book.record(request.token, { id: pooled.id, seconds, until: pooled.until });
       } else {
         // our earlier grant stood, on its own lease
-        this.record(request.token, outcome.lease, outcome.seconds, performance.now() + outcome.seconds * 1000);
-        this.pool.give(pooled, seconds);
+        const until = performance.now() + outcome.seconds * 1000;
+        this.book.record(request.token, { id: outcome.lease, seconds: outcome.seconds, until });
+        this.keep(client, pooled, renewed, seconds);
       }
       return outcome.result;
     });
@@ -160,26 +153,10 @@ export class EtcdLockStore implements LockStore {
     | 'stale-line'
   > {
     const sentAt = performance.now();
-    const join = request.waiting ? [await this.joinOp(keys)] : [];
+    const join = request.waiting ? await this.line.joinOp(keys) : undefined;
     const hadPlace = this.line.has(keys);
-    const reply = await client.kv.txn({
-      compare: [{ key: keys.lock, target: 'Create', result: 'Equal', create_revision: 0 }, this.line.gate(keys)],
-      success: [...this.grantOps(keys, request, lease), this.line.leaveOp(keys)],
-      failure: [
-        { request_range: { key: keys.lock } },
-        { request_range: { key: keys.fence } },
-        {
-          request_range: {
-            key: keys.line,
-            range_end: keys.lineEnd,
-            sort_target: 'Create',
-            sort_order: 'Ascend',
-            limit: 1,
-          },
-        },
-        ...join,
-      ],
-    });
+    const plan = { lease, gate: this.line.gate(keys), leave: this.line.leaveOp(keys), join };
+    const reply = await client.kv.txn(grantTxn(keys, request, plan));
     if (reply.succeeded) {
       this.line.forget(keys);
       return {
@@ -232,35 +209,11 @@ export class EtcdLockStore implements LockStore {
     return { acquired: true, lease: current.lease, seconds: ttl, result: granted(request, revision) };
   }
 
-  /** The writes of a grant: the lease's key, its holder record (or none), and the fence. */
-  private grantOps(keys: EtcdResourceKeys, request: AcquireRequest, lease: string): EtcdRequestOp[] {
-    return [
-      { request_put: { key: keys.lock, value: Buffer.from(request.token, 'utf8'), lease } },
-      // a grant without a record drops one left by a lease deleted from outside
-      request.holder
-        ? { request_put: { key: keys.holder, value: Buffer.from(request.holder, 'utf8'), lease } }
-        : { request_delete_range: { key: keys.holder } },
-      ...(request.fencing ? [{ request_put: { key: keys.fence, value: Buffer.alloc(0) } }] : []),
-    ];
-  }
-
-  private async joinOp(keys: EtcdResourceKeys): Promise<EtcdRequestOp> {
-    return this.line.joinOp(keys);
-  }
-
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     return this.run('release', key, async (client) => {
-      const reply = await client.kv.txn({
-        compare: [ownedBy(keys, token)],
-        success: [
-          { request_delete_range: { key: keys.lock, prev_kv: true } },
-          { request_delete_range: { key: keys.holder } },
-        ],
-        failure: [],
-      });
-      const held = this.leases.get(token);
-      this.leases.delete(token);
+      const reply = await client.kv.txn(releaseTxn(keys, token));
+      const held = this.book.end(token);
       if (!reply.succeeded) return false;
       // the lease holds nothing any more: it serves our next grant of its length, or runs out by its TTL
       const lease = reply.responses[0].response_delete_range?.prev_kvs?.[0]?.lease;
@@ -279,38 +232,39 @@ export class EtcdLockStore implements LockStore {
     }
     return this.run('release', key, async (client) => {
       const seconds = leaseSeconds(next.ttl);
-      const pooled = await this.pool.take(seconds);
+      const { lease: pooled, renewed } = await this.pool.take(seconds);
       const lease = pooled.id;
       let reply;
       try {
-        reply = await client.kv.txn({
-          compare: [ownedBy(keys, token), this.line.gate(keys)],
-          success: [...this.grantOps(keys, next, lease), this.line.leaveOp(keys)],
-          failure: [
-            {
-              request_txn: {
-                compare: [ownedBy(keys, token)],
-                success: [{ request_delete_range: { key: keys.lock } }, { request_delete_range: { key: keys.holder } }],
-                failure: [],
-              },
-            },
-          ],
-        });
+        const plan = { lease, gate: this.line.gate(keys), leave: this.line.leaveOp(keys) };
+        reply = await client.kv.txn(handOverTxn(keys, token, next, plan));
       } catch (error) {
         this.revoke(client, lease);
         throw error;
       }
-      const old = this.leases.get(token);
-      this.leases.delete(token);
+      const old = this.book.end(token);
+      if (
+        reply.succeeded &&
+        !(await renewed.then(
+          () => true,
+          () => false,
+        ))
+      ) {
+        // handed over on a lease that could not be renewed: revoking it frees the key, which was ours; the next
+        // waiter asks by itself
+        this.revoke(client, lease);
+        if (old) this.pool.give(old, old.seconds);
+        return { released: true, handedOver: false };
+      }
       if (reply.succeeded) {
         this.line.forget(keys);
-        this.record(next.token, lease, seconds, pooled.until);
+        this.book.record(next.token, { id: lease, seconds, until: pooled.until });
         if (old) this.pool.give(old, old.seconds);
         return next.fencing
           ? { released: true, handedOver: true, fence: Number(reply.header.revision) }
           : { released: true, handedOver: true };
       }
-      this.pool.give(pooled, seconds);
+      this.keep(client, pooled, renewed, seconds);
       const released = reply.responses[0].response_txn?.succeeded === true;
       if (released && old) this.pool.give(old, old.seconds);
       return released ? { released: true, handedOver: false } : { released: false, handedOver: false };
@@ -329,128 +283,15 @@ export class EtcdLockStore implements LockStore {
     return outcome;
   }
 
-  /**
-   * Renews leases in one batch: one keep-alive per etcd lease on the shared stream, and one read of the keys
-   * (per 128) to check each still holds its token. A lease asked for another length than it was granted
-   * with moves its key to a new etcd lease of that length (etcd cannot change a lease's TTL).
-   */
-  async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
-    if (renewals.length === 0) return [];
-    const outcomes: Array<boolean | Error> = new Array(renewals.length);
-    const kept: number[] = [];
-    const moved: number[] = [];
-    renewals.forEach((renewal, index) => {
-      const held = this.leases.get(renewal.token);
-      if (held && held.seconds === leaseSeconds(Math.max(renewal.ttl, MIN_ETCD_TTL))) kept.push(index);
-      else moved.push(index);
-    });
-    await Promise.all([
-      this.keepAlive(renewals, kept, outcomes),
-      ...moved.map(async (index) => {
-        outcomes[index] = await this.moveLease(renewals[index]).catch((error: unknown) =>
-          this.storeError('renew', renewals[index].key, error),
-        );
-      }),
-    ]);
-    return outcomes;
-  }
-
-  private async keepAlive(
-    renewals: readonly LeaseRenewal[],
-    indexes: readonly number[],
-    outcomes: Array<boolean | Error>,
-  ): Promise<void> {
-    if (indexes.length === 0) return;
-    const ids = indexes.map((index) => (this.leases.get(renewals[index].token) as HeldLease).id);
-    // a renewal must fail in time for a second one (on another member) to fit in the lease's last two thirds
-    const shortest = Math.min(...indexes.map((index) => renewals[index].ttl));
-    const timeout = Math.min(this.timeout, Math.max(RENEWAL_TIMEOUT_FLOOR, Math.floor(shortest / 4)));
-    const [ttls, holders] = await Promise.all([
-      this.keepAlives.renew(ids, timeout),
-      this.holdersOf(
-        indexes.map((index) => renewals[index].key),
-        timeout,
-      ).catch((error: unknown) => asError(error)),
-    ]);
-    indexes.forEach((index, position) => {
-      const ttl = ttls[position];
-      const renewal = renewals[index];
-      if (ttl instanceof Error) outcomes[index] = this.storeError('renew', renewal.key, ttl);
-      else if (holders instanceof Error) outcomes[index] = this.storeError('renew', renewal.key, holders);
-      else outcomes[index] = ttl > 0 && holders[position] === renewal.token;
-      const held = this.leases.get(renewal.token);
-      if (outcomes[index] === true && held && typeof ttl === 'number') held.until = performance.now() + ttl * 1000;
-    });
-  }
-
-  /** The token each key holds now (`undefined`: none), read in transactions of at most 128 reads. */
-  private async holdersOf(keys: readonly string[], timeout: number): Promise<Array<string | undefined>> {
-    const members = await this.members;
-    const tokens: Array<string | undefined> = [];
-    for (let start = 0; start < keys.length; start += MAX_TXN_OPS) {
-      const chunk = keys.slice(start, start + MAX_TXN_OPS);
-      const reply = await members.txnWithin(
-        { compare: [], success: chunk.map((key) => ({ request_range: { key: this.keysOf(key).lock } })), failure: [] },
-        timeout,
-      );
-      reply.responses.forEach((response) => {
-        const [kv] = response.response_range?.kvs ?? [];
-        tokens.push(kv ? Buffer.from(kv.value).toString('utf8') : undefined);
-      });
-    }
-    return tokens;
-  }
-
-  /** Puts a held key (and its holder record) on a new etcd lease of the asked length, token-checked. */
-  private async moveLease(renewal: LeaseRenewal): Promise<boolean> {
-    const client = await this.client;
-    const keys = this.keysOf(renewal.key);
-    // etcd holds at least a second; holding longer than asked is safe, the holder's validity stays on its ttl
-    const seconds = leaseSeconds(Math.max(renewal.ttl, MIN_ETCD_TTL));
-    const pooled = await this.pool.take(seconds);
-    const lease = pooled.id;
-    let reply;
-    try {
-      reply = await client.kv.txn({
-        compare: [ownedBy(keys, renewal.token)],
-        success: [
-          { request_put: { key: keys.lock, ignore_value: true, lease } },
-          {
-            request_txn: {
-              compare: [{ key: keys.holder, target: 'Create', result: 'Greater', create_revision: 0 }],
-              success: [{ request_put: { key: keys.holder, ignore_value: true, lease } }],
-              failure: [],
-            },
-          },
-        ],
-        failure: [],
-      });
-    } catch (error) {
-      this.revoke(client, lease);
-      throw error;
-    }
-    if (!reply.succeeded) {
-      this.pool.give(pooled, seconds);
-      return false;
-    }
-    const old = this.leases.get(renewal.token);
-    this.record(renewal.token, lease, seconds, pooled.until);
-    if (old) this.pool.give(old, old.seconds);
-    return true;
+  /** See {@link EtcdLeaseBook.renew}. */
+  extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    return this.book.renew(renewals);
   }
 
   async inspect(key: string): Promise<LockState> {
     const keys = this.keysOf(key);
     return this.run('inspect', key, async (client) => {
-      const reply = await client.kv.txn({
-        compare: [],
-        success: [
-          { request_range: { key: keys.lock } },
-          { request_range: { key: keys.holder } },
-          { request_range: { key: keys.fence } },
-        ],
-        failure: [],
-      });
+      const reply = await client.kv.txn(inspectTxn(keys));
       const [current] = reply.responses[0].response_range?.kvs ?? [];
       const [holder] = reply.responses[1].response_range?.kvs ?? [];
       const [fence] = reply.responses[2].response_range?.kvs ?? [];
@@ -488,11 +329,7 @@ export class EtcdLockStore implements LockStore {
     await this.run('reach', undefined, async (client) => {
       await client.maintenance.status();
       const probe = this.keysOf('__nestjs-lock:verify__').lock;
-      await client.kv.txn({
-        compare: [{ key: probe, target: 'Create', result: 'Less', create_revision: 0 }],
-        success: [{ request_put: { key: probe, value: Buffer.alloc(0) } }],
-        failure: [{ request_range: { key: probe } }],
-      });
+      await client.kv.txn(permissionProbeTxn(probe));
     });
   }
 
@@ -527,17 +364,6 @@ export class EtcdLockStore implements LockStore {
     return Math.min(ttl + 1, Number(answer.grantedTTL)) * 1000;
   }
 
-  /**
-   * Records a lease we granted. A lease that ends without a release (lost, or kept for `holdAtLeast`) leaves
-   * its record: every so often, records of leases etcd has surely dropped go.
-   */
-  private record(token: string, id: string, seconds: number, until: number): void {
-    this.leases.set(token, { id, seconds, until });
-    if (++this.recorded % SWEEP_EVERY !== 0) return;
-    const now = performance.now();
-    for (const [held, lease] of this.leases) if (lease.until < now) this.leases.delete(held);
-  }
-
   private remember(keys: EtcdResourceKeys, refusal: Refusal): void {
     const id = keys.room.toString('latin1');
     this.refusals.delete(id);
@@ -545,12 +371,25 @@ export class EtcdLockStore implements LockStore {
     if (this.refusals.size > MAX_REFUSALS) this.refusals.delete(this.refusals.keys().next().value as string);
   }
 
+  /** Keeps a lease that holds nothing for the next grant once its renewal came through, else revokes it. */
+  private keep(client: Etcd3Client, lease: PooledLease, renewed: Promise<void>, seconds: number): void {
+    renewed.then(
+      () => this.pool.give(lease, seconds),
+      () => this.revoke(client, lease.id),
+    );
+  }
+
   private revoke(client: Etcd3Client, lease: string): void {
     client.leaseClient.leaseRevoke({ ID: lease }).catch(() => undefined);
   }
 
   private roomOf(keys: EtcdResourceKeys): WatchedRoom {
-    return { start: keys.room, end: keys.roomEnd, ownEntry: this.line.entryOf(keys) };
+    return {
+      start: keys.room,
+      end: keys.roomEnd,
+      lock: keys.lock,
+      wasAhead: (createRevision) => this.line.isAhead(keys, createRevision),
+    };
   }
 
   private keysOf(key: string): EtcdResourceKeys {
@@ -584,14 +423,6 @@ export class EtcdLockStore implements LockStore {
   }
 }
 
-/** The comparison that the key is held by `token`. */
-function ownedBy(
-  keys: EtcdResourceKeys,
-  token: string,
-): { key: Buffer; target: 'Value'; result: 'Equal'; value: Buffer } {
-  return { key: keys.lock, target: 'Value', result: 'Equal', value: Buffer.from(token, 'utf8') };
-}
-
 function granted(request: AcquireRequest, revision: string): AcquireResult {
   return request.fencing ? { acquired: true, fence: Number(revision) } : { acquired: true };
 }
@@ -606,8 +437,4 @@ function joinedRevision(response: EtcdResponseOp | undefined): string | undefine
 
 function isLeaseNotFound(error: unknown): boolean {
   return error instanceof Error && /lease not found/.test(error.message);
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

@@ -3,6 +3,18 @@ import { validateInteger, validateKeyPrefix } from '../../utils/validate-options
 import { checkOptionNames, ETCD_STORE_OPTIONS } from '../../utils/option-names.js';
 import type { Etcd3Client } from './etcd-client.js';
 
+/**
+ * An `etcd3` client (`new Etcd3({ hosts })` from the `etcd3` package), as far as its type is checked here; the
+ * store checks at construction that it has the gRPC services it uses.
+ */
+export interface Etcd3ClientLike {
+  readonly kv: object;
+  readonly leaseClient: object;
+  readonly watchClient: object;
+  readonly maintenance: object;
+  close(): void;
+}
+
 /** Options of {@link EtcdLockStore} (and of `LockModule.forRoot({ etcd })`). */
 export interface EtcdLockStoreOptions {
   /**
@@ -12,7 +24,7 @@ export interface EtcdLockStoreOptions {
    */
   readonly hosts?: string | readonly string[];
   /** An `etcd3` client (`new Etcd3(...)`) of your own, instead of `hosts`: never closed by the store. */
-  readonly client?: Etcd3Client;
+  readonly client?: Etcd3ClientLike;
   /** User and password, when the cluster has authentication on. */
   readonly auth?: { readonly username: string; readonly password: string };
   /** TLS: the CA that signed the members' certificates, and a client certificate when they ask for one. */
@@ -55,7 +67,7 @@ export function resolveEtcdOptions(options: EtcdLockStoreOptions): ResolvedEtcdO
     throw new LockConfigurationError('etcd', options, 'expected { hosts: ["host:2379", ...] } or { client }');
   }
   checkOptionNames(options, ETCD_STORE_OPTIONS);
-  const { client } = options;
+  const client = options.client as unknown;
   if (client !== undefined && options.hosts !== undefined) {
     throw new LockConfigurationError('etcd.client', client, 'give "hosts" or "client", not both');
   }

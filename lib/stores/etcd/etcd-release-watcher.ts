@@ -6,12 +6,17 @@ import type { EtcdMembers } from './etcd-members.js';
 
 type Stream = EtcdDuplexStream<EtcdWatchRequest, EtcdWatchResponse> & { member?: Etcd3Client };
 
-/** What to watch: every key of one resource, and the one key whose deletion is our own doing. */
+/** What to watch: every key of one resource, and which of their deletions can let us in. */
 export interface WatchedRoom {
   readonly start: Buffer;
   readonly end: Buffer;
-  /** Our own place in the resource's line: its deletion (we were granted, or left) wakes nobody here. */
-  readonly ownEntry: Buffer;
+  /** The resource's lease key: its deletion (a release, an expiry) wakes the waiters. */
+  readonly lock: Buffer;
+  /**
+   * Whether a waiter's place, created at this revision and now gone, stood ahead of ours in the line (so its
+   * leaving may make us first). Places behind ours, and our own, wake nobody.
+   */
+  readonly wasAhead: (createRevision: string) => boolean;
 }
 
 /** Where a new watch starts: after a revision the caller saw, from a time it knows nothing was missed since. */
@@ -40,7 +45,7 @@ interface Room {
 /**
  * One watch stream per store, shared by the waiters of every key: each resource watched by this process is
  * one etcd watch over its keys. A deletion there (the lease released or expired, a waiter ahead of us left
- * the line) wakes the resource's waiters; puts wake nobody. Watches resume from the last revision they saw
+ * the line) wakes the resource's waiters; puts, and places behind ours leaving, wake nobody. Watches resume from the last revision they saw
  * after the stream breaks (or moves to another member with the store), so a release while reconnecting is
  * still heard; a watch whose history was compacted away wakes everybody, since it may have missed something.
  * A watch etcd has not confirmed within the store's timeout is handed out anyway, without coverage: its
@@ -155,6 +160,7 @@ export class EtcdReleaseWatcher {
         range_end: room.target.end,
         ...(startRevision ? { start_revision: startRevision } : {}),
         filters: ['Noput'],
+        prev_kv: true,
       },
     });
     // a watch that starts after a revision the caller saw covers everything since the caller's own time
@@ -226,8 +232,15 @@ export class EtcdReleaseWatcher {
     }
     if (response.events.length > 0) {
       room.revision = response.header.revision;
+      const { lock, wasAhead } = room.target;
       const released = response.events.some(
-        (event) => event.type === 'Delete' && !Buffer.from(event.kv.key).equals(room.target.ownEntry),
+        (event) =>
+          event.type === 'Delete' &&
+          (Buffer.from(event.kv.key).equals(lock) ||
+            // a place whose record we did not get counts as one ahead: a needless wake costs one attempt
+            event.prev_kv === undefined ||
+            event.prev_kv === null ||
+            wasAhead(event.prev_kv.create_revision)),
       );
       if (released) {
         room.lastRelease = performance.now();
