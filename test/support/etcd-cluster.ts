@@ -42,6 +42,8 @@ export interface EtcdClusterHandle {
   restart(): Promise<void>;
   /** Stops every member and removes the data folder. */
   stop(): Promise<void>;
+  /** The folder every member keeps its data in (removed by `stop()`). */
+  readonly dataDir: string;
 }
 
 /**
@@ -143,6 +145,7 @@ export async function startEtcdCluster(size = 3): Promise<EtcdClusterHandle> {
 
   return {
     members,
+    dataDir: dir,
     hosts: members.map((member) => member.host),
     async leader() {
       for (const member of members) {
