@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Controller, Get, Module } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { Etcd3 } from 'etcd3';
 import {
@@ -10,6 +11,7 @@ import {
   checkLockStore,
 } from '../../lib/index.js';
 import { etcdResourceKeys } from '../../lib/stores/etcd/etcd-keys.js';
+import { LockHealthIndicator } from '../../lib/terminus.js';
 import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
 import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
@@ -154,6 +156,57 @@ describe('an etcd3 client of your own', () => {
       await expect(client.put('after-close').value('1')).resolves.toBeDefined();
     } finally {
       client.close();
+    }
+  });
+});
+
+@Controller('health')
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly locks: LockHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 800 })]);
+  }
+}
+
+describe('the terminus indicator on etcd', () => {
+  it('answers 200 while the cluster answers, 503 while every member is frozen, and 200 again after', async () => {
+    @Module({
+      imports: [TerminusModule, LockModule.forRoot({ etcd: { hosts: cluster.hosts, timeout: 500 } })],
+      controllers: [HealthController],
+      providers: [LockHealthIndicator],
+    })
+    class HealthAppModule {}
+    const ref = await Test.createTestingModule({ imports: [HealthAppModule] }).compile();
+    const app = ref.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/health`;
+    try {
+      const up = await fetch(url);
+      expect(up.status).toBe(200);
+      expect(await up.json()).toMatchObject({
+        status: 'ok',
+        info: { locks: { status: 'up', store: 'EtcdLockStore' } },
+      });
+
+      await Promise.all(cluster.members.map((member) => member.pause()));
+      const down = await fetch(url);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toMatchObject({ error: { locks: { status: 'down', store: 'EtcdLockStore' } } });
+
+      for (const member of cluster.members) member.resume();
+      // the members elect a leader again, which the check waits for
+      let again = await fetch(url);
+      for (let tries = 0; again.status !== 200 && tries < 50; tries++) again = await fetch(url);
+      expect(again.status).toBe(200);
+    } finally {
+      for (const member of cluster.members) member.resume();
+      await app.close();
     }
   });
 });
