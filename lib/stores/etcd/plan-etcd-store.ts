@@ -4,7 +4,7 @@ import { checkOptionNames, MODULE_ETCD_OPTIONS } from '../../utils/option-names.
 import { resolveEtcdOptions, type EtcdLockStoreOptions } from './etcd-options.js';
 
 /** Options of the module that only a Redis store has a use for. */
-const REDIS_ONLY = ['replicaAck', 'releaseNotices', 'handoffWindow'] as const;
+const REDIS_ONLY = ['replicaAck', 'releaseNotices', 'handoffWindow', 'acceptEvictionRisk'] as const;
 
 /**
  * The options of the etcd store that `LockModule.forRoot({ etcd })` creates and owns (with the module's
