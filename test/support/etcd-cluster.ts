@@ -72,11 +72,29 @@ export function etcdBinary(): string {
 
 /** Starts a cluster of `size` members and waits until every member serves clients (a leader is elected). */
 export async function startEtcdCluster(size = 3): Promise<EtcdClusterHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchCluster(size);
+    } catch (error) {
+      // a free port can be taken by another process between the check and etcd's bind: try other ports
+      if (attempt >= 3 || !/address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+/** `size` distinct ports that were free a moment ago (two calls of freePort() may name the same port). */
+async function distinctPorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+async function launchCluster(size: number): Promise<EtcdClusterHandle> {
   const binary = etcdBinary();
   const dir = await mkdtemp(join(tmpdir(), 'nestjs-lock-etcd-'));
   const token = `test-${process.pid}-${Date.now().toString(36)}`;
-  const ports = [];
-  for (let index = 0; index < size; index++) ports.push({ client: await freePort(), peer: await freePort() });
+  const free = await distinctPorts(2 * size);
+  const ports = Array.from({ length: size }, (_, index) => ({ client: free[2 * index], peer: free[2 * index + 1] }));
   const initialCluster = ports.map((port, index) => `m${index}=http://127.0.0.1:${port.peer}`).join(',');
 
   const members = ports.map((port, index) => {
