@@ -13,6 +13,7 @@ import { greedyInProcess, handoffInProcess } from './tables/in-process.js';
 import { greedyInProcesses, handoffInProcesses } from './tables/processes.js';
 import { LEASES, RENEW_TTL, renewal } from './tables/renewal.js';
 import { uncontendedLatency, uncontendedThroughput } from './tables/uncontended.js';
+import { consensusPrice } from './tables/consensus.js';
 import { judgeTargets } from './targets.js';
 
 const { values: flags } = parseArgs({
@@ -36,6 +37,7 @@ const SCENARIOS: readonly Scenario[] = [
   commandsPerAcquisition,
   renewal,
   http,
+  consensusPrice,
 ];
 
 const only = flags.only ? new Set(flags.only.split(',').map(Number)) : undefined;

@@ -1,21 +1,18 @@
 import { Redis } from 'ioredis';
 import { EtcdLockStore, LockManager, LockNotAcquiredError, RedisLockStore, type LockStore } from '../../lib/index.js';
 import { startEtcdCluster } from '../../test/support/etcd-cluster.js';
+import type { BenchContext, Scenario } from '../context.js';
+import { TTL } from '../contenders/contender.js';
 import type { Held, Session } from '../libraries.js';
 import type { Table } from '../report.js';
+import { contendInProcess, summarize, type Grant } from '../scenarios/contention.js';
+import { concurrentCycles, sequentialCycles } from '../scenarios/uncontended.js';
 import { spread } from '../support/stats.js';
-import { contendInProcess, summarize, type Grant } from './contention.js';
-import { concurrentCycles, sequentialCycles } from './uncontended.js';
 
-/** What scenario 9 needs of the bench: its loop length, warm-up, sizes, and the Redis it runs on. */
-export interface ConsensusOptions {
-  readonly durationMs: number;
-  readonly warmupMs: number;
-  readonly workers: number;
-  readonly loops: number;
-  readonly ttl: number;
-  readonly redisUrl: string;
-}
+/** Workers of the hand-off, and loops of the throughput run, as in scenarios 3 and 2. */
+const WORKERS = 8;
+const LOOPS = 64;
+const TITLE = 'The price of consensus: nestjs-lock on Redis and on a 3-member etcd cluster';
 
 /** One nestjs-lock LockManager on a store, as a bench session. */
 async function managerSession(store: LockStore, ttl: number): Promise<Session> {
@@ -40,14 +37,24 @@ async function managerSession(store: LockStore, ttl: number): Promise<Session> {
 }
 
 /**
- * Scenario 9: the price of consensus. nestjs-lock on the bench's Redis and on a 3-member etcd cluster the bench
+ * Scenario 10: the price of consensus. nestjs-lock on the bench's Redis and on a 3-member etcd cluster the bench
  * starts (on this machine: every write is agreed by two of three members and written to their disks), in the
  * uncontended cycle, uncontended throughput and the in-process hand-off, one after the other.
  */
-export async function consensusPrice(options: ConsensusOptions): Promise<Table> {
+export const consensusPrice: Scenario = { id: 10, title: TITLE, run };
+
+async function run(context: BenchContext): Promise<Table> {
+  const options = {
+    durationMs: context.durationMs,
+    warmupMs: context.warmupMs,
+    workers: WORKERS,
+    loops: LOOPS,
+    ttl: TTL,
+    redisUrl: context.redis.url,
+  };
   const table: Table = {
-    id: 9,
-    title: 'The price of consensus: nestjs-lock on Redis and on a 3-member etcd cluster',
+    id: 10,
+    title: TITLE,
     columns: [
       { key: 'p50', label: 'uncontended p50 ms' },
       { key: 'p99', label: 'uncontended p99 ms' },
@@ -84,7 +91,7 @@ export async function consensusPrice(options: ConsensusOptions): Promise<Table> 
         const handoff = { key: `consensus:handoff:${name}`, csMs: 1, handoff: true };
         await contendInProcess(workers, handoff, options.warmupMs);
         const runs: Grant[][][] = [await contendInProcess(workers, handoff, options.durationMs)];
-        const summary = summarize(runs, options.durationMs);
+        const summary = summarize(runs);
         const { p50, p99 } = spread(latencies);
         table.rows.push({
           library: name,

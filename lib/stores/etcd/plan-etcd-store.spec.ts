@@ -1,12 +1,12 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { createStore } from '../../utils/create-store.js';
+import { checkModuleOptions } from '../../utils/module-options.js';
 import { EtcdLockStore } from './etcd-lock-store.js';
 
 /** The option a module configuration is refused for, or `undefined` when it is taken. */
-async function refusedOption(options: Parameters<typeof createStore>[0]): Promise<string | undefined> {
+function refusedOption(options: object): string | undefined {
   try {
-    const { store } = createStore(options);
-    await store.close();
+    checkModuleOptions(options);
     return undefined;
   } catch (error) {
     if (!(error instanceof LockConfigurationError)) throw error;
@@ -15,10 +15,12 @@ async function refusedOption(options: Parameters<typeof createStore>[0]): Promis
 }
 
 describe('LockModule options with etcd', () => {
-  it('makes an EtcdLockStore the module owns', async () => {
-    const created = createStore({ etcd: { hosts: ['127.0.0.1:1'] }, keyPrefix: 'app:' });
+  it('plans an EtcdLockStore with the module keyPrefix, which the module owns', async () => {
+    const checked = checkModuleOptions({ etcd: { hosts: ['127.0.0.1:1'] }, keyPrefix: 'app:' });
+    expect(checked.store).toEqual({ kind: 'etcd', options: { hosts: ['127.0.0.1:1'], keyPrefix: 'app:' } });
+    const created = await createStore(checked.store);
     expect(created.store).toBeInstanceOf(EtcdLockStore);
-    expect(created).toMatchObject({ owned: true, local: false });
+    expect(created.owned).toBe(true);
     await created.store.close();
   });
 
@@ -26,9 +28,13 @@ describe('LockModule options with etcd', () => {
     ['redis beside it', { etcd: { hosts: 'a:1' }, redis: 'redis://127.0.0.1:1' }, 'etcd'],
     ['a Redis-only option', { etcd: { hosts: 'a:1' }, handoffWindow: 20 }, 'handoffWindow'],
     ['replicaAck', { etcd: { hosts: 'a:1' }, replicaAck: { replicas: 1, timeout: 50 } }, 'replicaAck'],
+    ['acceptEvictionRisk', { etcd: { hosts: 'a:1' }, acceptEvictionRisk: true }, 'acceptEvictionRisk'],
     ['its own keyPrefix', { etcd: { hosts: 'a:1', keyPrefix: 'x:' } }, 'etcd.keyPrefix'],
+    ['an unknown etcd option', { etcd: { hosts: 'a:1', endpoints: ['a:1'] } }, 'etcd.endpoints'],
     ['no hosts', { etcd: {} }, 'etcd.hosts'],
-  ])('refuses %s, naming the option', async (_label, options, option) => {
-    expect(await refusedOption(options as never)).toBe(option);
+    ['an empty etcd option', { etcd: undefined }, 'etcd'],
+    ['a module ttl under 1 s', { etcd: { hosts: 'a:1' }, ttl: 500 }, 'ttl'],
+  ])('refuses %s, naming the option', (_label, options, option) => {
+    expect(refusedOption(options)).toBe(option);
   });
 });
