@@ -20,9 +20,10 @@ export interface StorePair {
   deleteLease(key: string): Promise<void>;
   /**
    * Sets the fence counter of a resource back to `value` on every server, as a failover to a replica that
-   * missed the last grants would (or a restore from an old snapshot).
+   * missed the last grants would (or a restore from an old snapshot). Absent for a store whose fences come
+   * from consensus (etcd's revisions), which has no counter that a failover could leave behind.
    */
-  rewindFence(key: string, value: number): Promise<void>;
+  rewindFence?(key: string, value: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,6 +38,11 @@ export interface StoreKind {
    * seconds, at least its least lease, then an expiry sweep); without it, `ttl`.
    */
   freedAfter?(ttl: number): number;
+  /**
+   * Where fences come from: a counter floored by the server clock in microseconds (Redis, memory), or a
+   * revision ordered by consensus (etcd). @default 'clock'
+   */
+  readonly fences?: 'clock' | 'revision';
 }
 
 /** The URL of the shared test redis-server started by the global setup. */
@@ -229,6 +235,7 @@ const ETCD_EXPIRY_LAG = 1000;
 export const etcdKind: EtcdStoreKind = {
   name: 'EtcdLockStore on a 3-member etcd cluster',
   minTtl: 1000,
+  fences: 'revision',
   freedAfter: (ttl) => Math.max(Math.ceil(ttl / 1000) * 1000, ETCD_LEAST_LEASE) + ETCD_EXPIRY_LAG,
   cluster() {
     sharedEtcd ??= startEtcdCluster(3);
