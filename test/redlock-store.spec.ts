@@ -302,8 +302,14 @@ describe('RedlockStore when nodes fail', () => {
   it('does not call a lease free when the nodes that did not answer may complete its quorum', async () => {
     const token = newToken();
     await store().acquire({ key: 'k', token, ttl: 10_000, fencing: false });
+    // the grant was decided by a quorum: the third node's copy may still be on its way, and must land before
+    // it is deleted, or it would land after and leave the lease on every node that answers
+    const lockKey = resourceKeys(prefix, 'k').lock;
+    while ((await Promise.all(clients.map((client) => client.exists(lockKey)))).some((found) => found === 0)) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     // the lease is left on nodes 0 and 1 (node 2 lost its copy), and node 0 is frozen: the answers show one copy
-    await clients[2].del(resourceKeys(prefix, 'k').lock);
+    await clients[2].del(lockKey);
     servers[0].pause();
     const error = await store()
       .inspect('k')
