@@ -1,0 +1,64 @@
+import { Redis } from 'ioredis';
+import { LockConfigurationError } from '../../lib/errors/lock-configuration.error.js';
+import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
+import { MemoryLockStore } from '../../lib/stores/memory.store.js';
+import { MemoryPermitStore } from '../../lib/stores/permits/memory-permit-store.js';
+import { hasPermits, permitsOf } from '../../lib/stores/permits/permits-of.js';
+import { RedlockStore } from '../../lib/stores/redlock.store.js';
+import { freePort } from '../support/redis-server.js';
+import { clusterPermitKind, memoryPermitKind, redisPermitKind } from '../support/permit-stores.js';
+import { clusterKind } from '../support/stores.js';
+import { describePermitContract } from './permit-store.contract.js';
+
+describePermitContract(memoryPermitKind, false);
+describePermitContract(redisPermitKind, true);
+
+describe('on a local Redis Cluster (3 masters, 3 replicas)', () => {
+  beforeAll(() => clusterKind.cluster(), 60_000);
+  afterAll(() => clusterKind.stop());
+
+  describePermitContract(clusterPermitKind, true);
+});
+
+describe('stores without permits', () => {
+  it('refuses permits on a RedlockStore with a LockConfigurationError that says why', async () => {
+    const clients = await Promise.all(
+      [0, 1, 2].map(async () => new Redis({ port: await freePort(), lazyConnect: true })),
+    );
+    const store = new RedlockStore({ nodes: clients });
+    try {
+      expect(hasPermits(store)).toBe(false);
+      const error = (() => {
+        try {
+          permitsOf(store, { limit: 3 }, '@WithLock(Export.run).limit');
+        } catch (caught) {
+          return caught;
+        }
+      })();
+      expect(error).toBeInstanceOf(LockConfigurationError);
+      expect((error as LockConfigurationError).option).toBe('@WithLock(Export.run).limit');
+      expect((error as Error).message).toContain('RedlockStore cannot keep N-holder or readers-writer locks');
+      expect((error as Error).message).toContain('quorum');
+    } finally {
+      await store.close();
+      clients.forEach((client) => client.disconnect());
+    }
+  });
+
+  it('refuses permits on an EtcdLockStore, and on a store of its own without a permits property', async () => {
+    const etcd = new EtcdLockStore({ hosts: [`127.0.0.1:${await freePort()}`] });
+    try {
+      expect(() => permitsOf(etcd, { mode: 'read' })).toThrow(/EtcdLockStore cannot keep N-holder/);
+    } finally {
+      await etcd.close();
+    }
+    expect(() => permitsOf(new MemoryLockStore(), { mode: 'write' })).toThrow(LockConfigurationError);
+  });
+
+  it('finds the permits of a store that offers them', () => {
+    const permits = new MemoryPermitStore();
+    const store = Object.assign(new MemoryLockStore(), { permits });
+    expect(hasPermits(store)).toBe(true);
+    expect(permitsOf(store, { limit: 2 })).toBe(permits);
+  });
+});

@@ -1,0 +1,142 @@
+import { Cluster, Redis } from 'ioredis';
+import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
+import type { PermitStore } from '../../lib/interfaces/permit-store.interface.js';
+import { MemoryLockStore } from '../../lib/stores/memory.store.js';
+import { MemoryPermitStore } from '../../lib/stores/permits/memory-permit-store.js';
+import { RedisPermitStore } from '../../lib/stores/permits/redis-permit-store.js';
+import { RedisLockStore } from '../../lib/stores/redis.store.js';
+import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { clusterKind, testRedisUrl, uniquePrefix } from './stores.js';
+
+/** Where a child process finds the lock space of a pair: a Redis URL or a Cluster's nodes, and the prefix. */
+export interface PermitSpace {
+  readonly REDIS_URL?: string;
+  /** JSON of `{ host, port }[]`. */
+  readonly CLUSTER_NODES?: string;
+  readonly KEY_PREFIX: string;
+}
+
+/** Two views of one permit space, as two processes would have them, and what a test needs beside them. */
+export interface PermitStorePair {
+  /** The store under test. */
+  readonly store: PermitStore;
+  /** A second store on the same space through its own connection (another "process"; memory: the same). */
+  readonly other: PermitStore;
+  /** A mutex store on the same keys (same fence counters, same leases). */
+  readonly mutex: LockStore;
+  /** Sets the fence counter of a resource on the server, as a failover or a faster server's clock would. */
+  setFence(key: string, value: number): Promise<void>;
+  /** Counts in a place every process of the test sees (Redis: INCRBY on a key of the space). */
+  count(name: string, by: number): Promise<number>;
+  /** For a space other processes can reach: how a child finds it. */
+  readonly space?: PermitSpace;
+  close(): Promise<void>;
+}
+
+/** How to build a pair. */
+export interface PermitPairOptions {
+  /** The stores' hand-off window, in ms. @default the store's */
+  readonly handoffWindow?: number;
+}
+
+/** A factory of fresh permit store pairs for one kind of store. */
+export interface PermitStoreKind {
+  readonly name: string;
+  create(options?: PermitPairOptions): Promise<PermitStorePair>;
+}
+
+export const memoryPermitKind: PermitStoreKind = {
+  name: 'MemoryPermitStore',
+  async create(options = {}) {
+    const mutex = new MemoryLockStore();
+    const fences = (mutex as unknown as { fences: Map<string, number> }).fences;
+    const store = new MemoryPermitStore({ mutex, fences, ...options });
+    const counters = new Map<string, number>();
+    return {
+      store,
+      other: store,
+      mutex,
+      async setFence(key, value) {
+        fences.set(key, value);
+      },
+      async count(name, by) {
+        const value = (counters.get(name) ?? 0) + by;
+        counters.set(name, value);
+        return value;
+      },
+      async close() {
+        await Promise.all([store.close(), mutex.close()]);
+      },
+    };
+  },
+};
+
+/** Two permit stores and a mutex store on one prefix, each owning one of `clients`; `admin` counts. */
+function redisPermitPair(
+  keyPrefix: string,
+  clients: [Redis | Cluster, Redis | Cluster, Redis | Cluster, Redis | Cluster],
+  space: PermitSpace,
+  options: PermitPairOptions,
+): PermitStorePair {
+  const [storeClient, otherClient, mutexClient, admin] = clients;
+  const store = new RedisPermitStore({ client: storeClient, keyPrefix, ownsClient: true, ...options });
+  const other = new RedisPermitStore({ client: otherClient, keyPrefix, ownsClient: true, ...options });
+  const mutex = new RedisLockStore({ client: mutexClient, keyPrefix, ownsClient: true });
+  return {
+    store,
+    other,
+    mutex,
+    space,
+    async setFence(key, value) {
+      await admin.set(resourceKeys(keyPrefix, key).fence, value);
+    },
+    count: (name, by) => admin.incrby(`${keyPrefix}count:${name}`, by),
+    async close() {
+      await Promise.all([store.close(), other.close(), mutex.close(), admin.quit()]);
+    },
+  };
+}
+
+export const redisPermitKind: PermitStoreKind = {
+  name: 'RedisPermitStore',
+  async create(options = {}) {
+    const keyPrefix = uniquePrefix();
+    const url = testRedisUrl();
+    const clientOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000 };
+    const clients = [0, 1, 2].map(() => new Redis(url, clientOptions));
+    return redisPermitPair(
+      keyPrefix,
+      [clients[0], clients[1], clients[2], new Redis(url)],
+      { REDIS_URL: url, KEY_PREFIX: keyPrefix },
+      options,
+    );
+  },
+};
+
+/** Permit stores on the Redis Cluster of {@link clusterKind}: start it in `beforeAll`, stop it in `afterAll`. */
+export const clusterPermitKind: PermitStoreKind = {
+  name: 'RedisPermitStore on a Redis Cluster',
+  async create(options = {}) {
+    const keyPrefix = uniquePrefix();
+    const nodes = (await clusterKind.cluster()).startupNodes;
+    const clients = await Promise.all([0, 1, 2, 3].map(() => clusterKind.client()));
+    return redisPermitPair(
+      keyPrefix,
+      [clients[0], clients[1], clients[2], clients[3]],
+      { CLUSTER_NODES: JSON.stringify(nodes), KEY_PREFIX: keyPrefix },
+      options,
+    );
+  },
+};
+
+/** A client on a space a pair told a child of, for the child's own store and counter. */
+export function clientOfSpace(space: PermitSpace): Redis | Cluster {
+  if (space.CLUSTER_NODES) {
+    const cluster = new Cluster(JSON.parse(space.CLUSTER_NODES) as Array<{ host: string; port: number }>, {
+      redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 2000 },
+    });
+    cluster.on('error', () => undefined);
+    return cluster;
+  }
+  return new Redis(space.REDIS_URL as string, { maxRetriesPerRequest: 1, commandTimeout: 2000 });
+}
