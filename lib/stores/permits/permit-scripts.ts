@@ -88,14 +88,22 @@ local function fits(limit, mode, count, writer)
   return not writer
 end
 
+-- the permits held, and whether the writer is among them (only a readers-writer resource has one)
+local function holders(limit)
+  local count = redis.call('ZCARD', permitsKey)
+  if limit then return count, false end
+  return count, redis.call('HEXISTS', infoKey, 'writer') == 1
+end
+
 -- Walks the line in order: each place that fits beside the holders and the places before it has a permit
 -- reserved (one reserved now gets the hand-off window to claim it); the first place that does not fit holds
--- back everyone behind it, so nobody overtakes a waiter. Lapsed places are passed over. exclusive: a mutex
--- lease holds the key.
+-- back everyone behind it, so nobody overtakes a waiter. Lapsed places are passed over. exclusive(): whether
+-- a mutex lease holds the key, asked only when someone waits. line.count is nil when the line is empty.
 local function callLine(places, limit, window, exclusive)
-  local count = redis.call('ZCARD', permitsKey)
-  local writer = redis.call('HEXISTS', infoKey, 'writer') == 1
-  local line = { fitting = {}, reserved = {}, stopped = exclusive }
+  local line = { fitting = {}, reserved = {}, stopped = false }
+  if #places == 0 then return line end
+  local count, writer = holders(limit)
+  line.stopped = exclusive()
   for _, place in ipairs(places) do
     if place.lapsed then
       -- holds nobody back
@@ -121,6 +129,10 @@ local function callLine(places, limit, window, exclusive)
   return line
 end
 
+local function mutexHeld()
+  return redis.call('EXISTS', lockKey) == 1
+end
+
 -- one notice per process whose place was reserved now, naming it (its store's owner id): only it wakes
 local function notify(line, publish, channel, except)
   if publish == '' then return end
@@ -136,17 +148,22 @@ end
 
 -- the resource's keys live exactly as long as its last permit or place, and its shape with them
 local function keepAlive(places)
-  local last = 0
+  local last, waiting = 0, false
   local top = redis.call('ZRANGE', permitsKey, -1, -1, 'WITHSCORES')
   if top[2] then last = tonumber(top[2]) end
   for _, place in ipairs(places) do
-    if not place.gone and place.untilMs > last then last = place.untilMs end
+    if not place.gone then
+      waiting = true
+      if place.untilMs > last then last = place.untilMs end
+    end
   end
   if last <= now then
     redis.call('DEL', permitsKey, infoKey, lineKey)
     return
   end
-  for _, key in ipairs({ permitsKey, infoKey, lineKey }) do redis.call('PEXPIREAT', key, text(last)) end
+  redis.call('PEXPIREAT', infoKey, text(last))
+  if top[2] then redis.call('PEXPIREAT', permitsKey, text(last)) end
+  if waiting then redis.call('PEXPIREAT', lineKey, text(last)) end
 end
 
 -- one above the counter and never below the server clock in microseconds: the mutex's rule (scripts.ts)
@@ -188,11 +205,11 @@ if own and redis.call('ZSCORE', permitsKey, token) then
 end
 local places = liveLine()
 local stored = redis.call('HGET', infoKey, 'shape')
-if stored ~= shape then
-  -- the shape stays while a permit or a place exists: a caller that disagrees is told, never let in
-  if stored and (redis.call('ZCARD', permitsKey) > 0 or #places > 0) then return {2, stored} end
-  redis.call('HSET', infoKey, 'shape', shape)
-end
+-- the shape stays while a permit or a place exists: a caller that disagrees is told, never let in
+if stored and stored ~= shape and (#places > 0 or redis.call('ZCARD', permitsKey) > 0) then return {2, stored} end
+-- written with what this call keeps (a permit, a place): a resource with neither needs none
+local newShape = {}
+if stored ~= shape then newShape = { 'shape', shape } end
 local position
 for index, place in ipairs(places) do
   if place.token == token then position = index end
@@ -204,13 +221,15 @@ if position and places[position].lapsed then
 end
 local limit = limitOf(shape)
 local mutexTtl = redis.call('PTTL', lockKey)
-local line = callLine(places, limit, window, mutexTtl ~= -2)
+local line = callLine(places, limit, window, function() return mutexTtl ~= -2 end)
 notify(line, publish, channel, token)
 local admitted
 if position then
   admitted = line.fitting[token]
-else
-  admitted = not line.stopped and fits(limit, mode, line.count, line.writer)
+elseif mutexTtl == -2 and not line.stopped then
+  local count, writer = line.count, line.writer
+  if count == nil then count, writer = holders(limit) end
+  admitted = fits(limit, mode, count, writer)
 end
 if admitted then
   if position then
@@ -221,8 +240,12 @@ if admitted then
   local fence = 0
   if fencing == '1' then fence = nextFence() end
   redis.call('ZADD', permitsKey, text(now + ttl), token)
-  redis.call('HSET', infoKey, 'p:' .. token, mode .. ':' .. text(fence) .. ':' .. holder)
-  if mode == 'w' then redis.call('HSET', infoKey, 'writer', token) end
+  local record = mode .. ':' .. text(fence) .. ':' .. holder
+  if mode == 'w' then
+    redis.call('HSET', infoKey, 'p:' .. token, record, 'writer', token, unpack(newShape))
+  else
+    redis.call('HSET', infoKey, 'p:' .. token, record, unpack(newShape))
+  end
   keepAlive(places)
   return {1, fence}
 end
@@ -233,6 +256,7 @@ elseif not position and placeTtl > 0 then
   local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner }
   redis.call('ZADD', lineKey, redis.call('HINCRBY', infoKey, 'seq', 1), token)
   savePlace(place)
+  if #newShape > 0 then redis.call('HSET', infoKey, unpack(newShape)) end
   places[#places + 1] = place
   position = #places
 end
@@ -269,15 +293,15 @@ export const PERMIT_RELEASE = script(
   `
 local token, window, publish, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 prunePermits()
+local limit = limitOf(redis.call('HGET', infoKey, 'shape'))
 local released = redis.call('ZREM', permitsKey, token)
 if released == 1 then
   redis.call('HDEL', infoKey, 'p:' .. token)
-  if redis.call('HGET', infoKey, 'writer') == token then redis.call('HDEL', infoKey, 'writer') end
+  if not limit and redis.call('HGET', infoKey, 'writer') == token then redis.call('HDEL', infoKey, 'writer') end
 end
 -- called even when the permit had ended: its end (or another's, pruned above) may free the line's first
 local places = liveLine()
-local line = callLine(places, limitOf(redis.call('HGET', infoKey, 'shape')), window, redis.call('EXISTS', lockKey) == 1)
-notify(line, publish, channel, '')
+notify(callLine(places, limit, window, mutexHeld), publish, channel, '')
 keepAlive(places)
 return released
 `,
@@ -295,8 +319,7 @@ prunePermits()
 redis.call('ZREM', lineKey, token)
 redis.call('HDEL', infoKey, 'q:' .. token)
 local places = liveLine()
-local line = callLine(places, limitOf(redis.call('HGET', infoKey, 'shape')), window, redis.call('EXISTS', lockKey) == 1)
-notify(line, publish, channel, '')
+notify(callLine(places, limitOf(redis.call('HGET', infoKey, 'shape')), window, mutexHeld), publish, channel, '')
 keepAlive(places)
 return 1
 `,
