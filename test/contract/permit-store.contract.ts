@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { LockConfigurationError } from '../../lib/errors/lock-configuration.error.js';
@@ -149,12 +149,16 @@ export function describePermitContract(kind: PermitStoreKind, processes: boolean
       await child.waitFor('held');
       await child.kill();
       const killedAt = performance.now();
+      // the permits end by their TTL on the server; a waiter here may only notice as late as this process runs
+      const lag = monitorEventLoopDelay({ resolution: 10 });
+      lag.enable();
       expect(await pair.store.acquire(permit('crashed', { limit: 2 }))).toMatchObject({ acquired: false });
       const grants = await Promise.all(
         [pair.store, pair.other].map((store) => waitForPermit(store, permit('crashed', { limit: 2 }), 5000)),
       );
       expect(grants.every((grant) => grant.acquired)).toBe(true);
-      expect(performance.now() - killedAt).toBeLessThan(ttl + 1000);
+      lag.disable();
+      expect(performance.now() - killedAt).toBeLessThan(ttl + 1000 + lag.max / 1e6);
       expect(await pair.other.inspect('crashed')).toMatchObject({ holders: 2, limit: 2 });
     });
 
