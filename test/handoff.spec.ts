@@ -5,6 +5,7 @@ import { LockManager } from '../lib/lock-manager.js';
 import { RedisLockStore } from '../lib/stores/redis.store.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { testRedisUrl, uniquePrefix } from './support/stores.js';
+import { storedToken } from './support/stored-token.js';
 
 describe('waiting and hand-off on Redis', () => {
   let keyPrefix: string;
@@ -134,7 +135,7 @@ describe('waiting and hand-off on Redis', () => {
     expect((await commandCount(admin, 'evalsha')) - before).toBe(1);
     expect(next.isHeld).toBe(true);
     expect(next.fence).toBeGreaterThan(lock.fence!);
-    expect(await admin.get(resourceKeys(keyPrefix, 'direct').lock)).toBe(next.token);
+    expect(storedToken(await admin.get(resourceKeys(keyPrefix, 'direct').lock))).toBe(next.token);
     // the waiter was refused once before it stood by, then handed the lease
     expect(events).toEqual(['acquired direct after 1 attempts', 'released direct', 'acquired direct after 2 attempts']);
     await next.release();
@@ -176,7 +177,7 @@ describe('waiting and hand-off on Redis', () => {
     await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
     const next = await waiting;
     expect(next.isHeld).toBe(true);
-    expect(await admin.get(resourceKeys(keyPrefix, 'lossy').lock)).toBe(next.token);
+    expect(storedToken(await admin.get(resourceKeys(keyPrefix, 'lossy').lock))).toBe(next.token);
     await next.release();
   });
 
@@ -211,6 +212,10 @@ describe('waiting and hand-off on Redis', () => {
     await admin.rpush(resourceKeys(keyPrefix, 'left').line, 'ffffffffffffffff');
     const waiting = next.acquire('left', { wait: 5000, retry: { minDelay: 3000, maxDelay: 3000 } });
     await waitUntil(async () => (await admin.llen(resourceKeys(keyPrefix, 'left').line)) === 2);
+    // `next` listens for notices before the release: it must look again after the window, not sleep its 3 s
+    const channel = resourceKeys(keyPrefix, 'left').channel;
+    await waitUntil(async () => Number((await admin.pubsub('NUMSUB', channel))[1]) > 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
     const started = performance.now();
     await lock.release();
     const taken = await waiting;

@@ -5,8 +5,11 @@ import { NotifiableWatch } from './notifiable-watch.js';
 
 type Client = Redis | Cluster;
 
-/** What an owner id looks like in a notice (see RedisLockStore); anything else is a notice for all. */
-const OWNER_ID = /^[0-9a-f]{16}$/;
+/**
+ * A notice that reserves the key for one process (see RELEASE in scripts.ts): its owner id, and the owner id
+ * of the process standing after it in the line, if any. Any other notice is for every waiter.
+ */
+const RESERVATION = /^([0-9a-f]{16})(?: ([0-9a-f]{16}))?$/;
 
 interface Channel {
   readonly watches: Set<NotifiableWatch>;
@@ -15,6 +18,8 @@ interface Channel {
   listeningSince?: number;
   /** `performance.now()` of the last notice for this process. */
   lastNotice?: number;
+  /** Wakes the watches once a reservation for the process before us in the line has had its window. */
+  relook?: NodeJS.Timeout;
   /** Unsubscribes the channel when nobody has watched it for the linger time. */
   idle?: NodeJS.Timeout;
 }
@@ -40,12 +45,16 @@ export class ReleaseSubscriber {
    *   process, first in the line) wakes nobody here; `*` (or anything else unnamed) wakes every waiter
    * @param linger ms a channel stays subscribed after its last watch closed, so that a process waiting for
    *   the same key again and again does not subscribe each time, and its next wait is covered from the start
+   * @param handoffWindow ms a reservation for another process lasts: a notice that names this process next
+   *   in line wakes its waiters once that is over (unless a later notice came first), so that a process that
+   *   died first in line costs the others one window, not their backoff
    */
   constructor(
     private readonly connect: () => Client,
     readonly sharded: boolean,
     private readonly owner?: string,
     private readonly linger = 0,
+    private readonly handoffWindow = 0,
   ) {}
 
   /** Whether this process currently listens on `channel` (so the releaser can discount itself). */
@@ -97,6 +106,7 @@ export class ReleaseSubscriber {
     this.connection = undefined;
     for (const entry of this.channels.values()) {
       clearTimeout(entry.idle);
+      clearTimeout(entry.relook);
       for (const watch of entry.watches) watch.wake();
     }
     this.channels.clear();
@@ -105,9 +115,25 @@ export class ReleaseSubscriber {
     connection?.disconnect();
   }
 
-  /** Whether a notice names another process than ours (owner ids are 16 hex digits). */
-  private isForAnother(message: string): boolean {
-    return message !== this.owner && OWNER_ID.test(message);
+  /** Wakes the watches of a channel on a notice for this process or for all; plans a re-look when we are next. */
+  private hear(entry: Channel, message: string): void {
+    clearTimeout(entry.relook);
+    entry.relook = undefined;
+    const reservation = RESERVATION.exec(message);
+    if (reservation && reservation[1] !== this.owner) {
+      if (reservation[2] !== undefined && reservation[2] === this.owner && this.handoffWindow > 0) {
+        entry.relook = setTimeout(() => this.wake(entry), this.handoffWindow + 1);
+        entry.relook.unref();
+      }
+      return;
+    }
+    entry.lastNotice = performance.now();
+    this.wake(entry);
+  }
+
+  private wake(entry: Channel): void {
+    entry.relook = undefined;
+    for (const watch of entry.watches) watch.wake();
   }
 
   private forgetCoverage(): void {
@@ -133,6 +159,7 @@ export class ReleaseSubscriber {
   private unsubscribe(channel: string, entry: Channel): void {
     if (this.channels.get(channel) !== entry || entry.watches.size > 0) return;
     this.channels.delete(channel);
+    clearTimeout(entry.relook);
     const connection = this.connection;
     if (!connection) return;
     const unsubscribe = this.sharded ? connection.sunsubscribe(channel) : connection.unsubscribe(channel);
@@ -143,11 +170,8 @@ export class ReleaseSubscriber {
     if (this.connection) return this.connection;
     const connection = this.connect();
     const onMessage = (channel: string | Buffer, message: string | Buffer): void => {
-      if (this.isForAnother(String(message))) return;
       const entry = this.channels.get(String(channel));
-      if (!entry) return;
-      entry.lastNotice = performance.now();
-      for (const watch of entry.watches) watch.wake();
+      if (entry) this.hear(entry, String(message));
     };
     connection.on(this.sharded ? 'smessage' : 'message', onMessage);
     // notices sent while the connection is down are lost: no channel is known to be covered any more
