@@ -11,9 +11,9 @@ import type { AcquireRequest, LockStore } from '../lib/interfaces/lock-store.int
 import { clockDrift, type Lock } from '../lib/lock.js';
 import { LockManager, type LockManagerOptions } from '../lib/lock-manager.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../lib/stores/redis.store.js';
-import { ACQUIRE, ALL_SCRIPTS, EXTEND_MANY } from '../lib/stores/scripts.js';
-import { encodeHolder } from '../lib/utils/lock-holder.js';
+import { ACQUIRE, ALL_SCRIPTS, EXTEND_MANY, RELEASE } from '../lib/stores/scripts.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
+import { encodeHolder } from '../lib/utils/lock-holder.js';
 import { newToken } from '../lib/utils/token.js';
 import { ADVERSARIAL_KEYS } from './contract/lock-store.contract.js';
 import { lockUserRules } from './support/lock-user-acl.js';
@@ -138,6 +138,11 @@ async function commandCalls(): Promise<Map<string, number>> {
 }
 
 /** The commands the server ran during `action`, from `INFO commandstats` before and after. */
+/** The token of the lease a lock key holds (its value is the token, then the holder record after a newline). */
+function tokenIn(value: string | null): string | undefined {
+  return value?.replace(/^!/, '').split('\n')[0];
+}
+
 async function commandsDuring(action: () => Promise<unknown>): Promise<Record<string, number>> {
   const before = await commandCalls();
   await action();
@@ -345,38 +350,27 @@ describe('RedisLockStore when Redis goes away mid-test', () => {
 });
 
 describe('RedisLockStore acquire cost', () => {
-  it('acquires a free key with one EVALSHA and no other command', async () => {
+  it('acquires a free key with one SET NX PX, and with a fence by one EVALSHA that adds TIME and one SET', async () => {
     const manager = lockManager(redisStore());
     await manager.inspect('warm-up');
-    await admin.script('LOAD', ACQUIRE.lua);
-    // commands run inside a script are counted in commandstats too: measure one bare EVALSHA of it first
-    const holder = encodeHolder('Bare.call');
-    const bare = await commandsDuring(() =>
-      admin.evalsha(
-        ACQUIRE.sha,
-        4,
-        'bare:{free}',
-        'bare:{free}:fence',
-        'bare:{free}:holder',
-        'bare:{free}:line',
-        newToken(),
-        10_000,
-        '1',
-        'someone',
-        holder,
-        '0',
-        1000,
-      ),
-    );
-    expect(bare.evalsha).toBe(1);
-
     const locks: Lock[] = [];
-    const used = await commandsDuring(async () => {
-      for (let i = 0; i < 10; i++) locks.push(await manager.acquire(`cost:${i}`, { fencing: true }));
+    const plain = await commandsDuring(async () => {
+      for (let i = 0; i < 10; i++) locks.push(await manager.acquire(`plain:${i}`, { ttl: 10_000 }));
     });
-    expect(used.evalsha).toBe(10);
-    expect(used).toEqual(Object.fromEntries(Object.entries(bare).map(([name, calls]) => [name, calls * 10])));
-    await manager.releaseAll(locks);
+    expect(plain).toEqual({ set: 10 });
+    // the holder record travels inside the lease: inspect() still shows it
+    expect((await manager.inspect('plain:3')).holder).toMatchObject({ pid: process.pid });
+
+    await admin.script('LOAD', ACQUIRE.lua);
+    await admin.script('LOAD', RELEASE.lua);
+    const fenced = await commandsDuring(async () => {
+      for (let i = 0; i < 10; i++) locks.push(await manager.acquire(`fenced:${i}`, { ttl: 10_000, fencing: true }));
+    });
+    // SET NX PX of the lease, TIME for the clock floor, SET ... GET of the counter
+    expect(fenced).toEqual({ evalsha: 10, set: 20, time: 10 });
+    const released = await commandsDuring(() => manager.releaseAll(locks));
+    // nobody waited: GET and DEL in the release script, no line, no notice
+    expect(released).toEqual({ evalsha: 20, get: 20, del: 20 });
   });
 
   it('renews a batch of 200 leases with one script call, and tells a key of another type from a lost lease', async () => {
@@ -389,7 +383,7 @@ describe('RedisLockStore acquire cost', () => {
       outcomes = await store.extendMany(tokens.map((token, i) => ({ key: `batch:${i}`, token, ttl: 9000 })));
     });
     expect(outcomes).toEqual(tokens.map(() => true));
-    expect(used).toEqual({ evalsha: 1, get: 200, pexpire: 400 });
+    expect(used).toEqual({ evalsha: 1, get: 200, pexpire: 200 });
 
     // a key of another type fails its own lease with the store error that says so; the others renew
     await admin.del(names('batch:7').lock);
@@ -403,27 +397,20 @@ describe('RedisLockStore acquire cost', () => {
     await admin.del(names('batch:7').lock);
   });
 
-  it('answers an acquire of a held key with one EVALSHA and no other command', async () => {
+  it('answers an acquire of a held key with a failed SET NX and one EVALSHA', async () => {
     const holder = lockManager(redisStore());
     const contender = lockManager(redisStore());
     const lock = await holder.acquire('busy', { ttl: 10_000 });
     await admin.script('LOAD', ACQUIRE.lua);
     await contender.inspect('warm-up');
-    const { lock: lockKey, fence, holder: holderKey, line } = names('busy');
-    const bare = await commandsDuring(() =>
-      admin.evalsha(
-        ACQUIRE.sha,
-        4,
-        ...[lockKey, fence, holderKey, line],
-        ...[newToken(), 10_000, '0', 'x', encodeHolder(undefined), '0', 1000],
-      ),
-    );
-
     const used = await commandsDuring(async () => {
       for (let i = 0; i < 10; i++) expect(await contender.tryAcquire('busy')).toBeNull();
     });
-    expect(used.evalsha).toBe(10);
-    expect(used).toEqual(Object.fromEntries(Object.entries(bare).map(([name, calls]) => [name, calls * 10])));
+    // the plain SET NX is refused; the script then looks at what holds the key (GET) and for how long (PTTL),
+    // and tries SET NX once more in case the key was freed in between
+    expect(used).toEqual({ set: 20, evalsha: 10, get: 10, pttl: 10 });
+    // a caller that does not wait leaves no mark: the holder's release stays one GET and one DEL
+    expect(await admin.get(names('busy').lock)).toMatch(/^[0-9a-f]{32}\n/);
     await lock.release();
   });
 
@@ -447,6 +434,77 @@ describe('RedisLockStore acquire cost', () => {
   });
 });
 
+describe('RedisLockStore uncontended path (a plain SET NX PX)', () => {
+  /** A client whose first `command` reaches the server and then loses its reply, as a cut connection would. */
+  function losingFirstReply(command: 'set' | 'evalsha'): Redis {
+    const client = connect();
+    let lost = false;
+    return new Proxy(client, {
+      get(target, property, receiver) {
+        if (property !== command || lost) return Reflect.get(target, property, receiver) as unknown;
+        return async (...args: unknown[]) => {
+          await (target[command] as (...a: unknown[]) => Promise<unknown>)(...args);
+          lost = true;
+          throw new Error('Connection is closed.');
+        };
+      },
+    });
+  }
+
+  it("refuses a key another token holds, with the holder's remaining lease", async () => {
+    const [holder, rival] = [redisStore(), redisStore()];
+    const token = newToken();
+    expect(await holder.acquire({ key: 'plain', token, ttl: 10_000, fencing: false })).toEqual({ acquired: true });
+    const refused = await rival.acquire({ key: 'plain', token: newToken(), ttl: 10_000, fencing: false });
+    expect(refused.acquired).toBe(false);
+    expect(!refused.acquired && refused.remainingTtl).toBeGreaterThan(9000);
+    expect(tokenIn(await admin.get(names('plain').lock))).toBe(token);
+    // nor does a stale token release or extend it
+    expect(await rival.release('plain', newToken())).toBe(false);
+    expect(await rival.extend('plain', newToken(), 10_000)).toBe(false);
+  });
+
+  it.each([false, true])(
+    'grants its own token again after the reply of its grant was lost (fencing %s), holder record kept',
+    async (fencing) => {
+      // a fenced grant is a script: load them first, so its EVALSHA is the one call that grants
+      const store = redisStore(losingFirstReply(fencing ? 'evalsha' : 'set'));
+      await store.verify();
+      const token = newToken();
+      const holder = encodeHolder('Retry.run');
+      const key = `lost-reply-${fencing}`;
+      // the grant was applied; only its answer is gone
+      await expect(store.acquire({ key, token, ttl: 10_000, fencing, holder })).rejects.toBeInstanceOf(LockStoreError);
+      expect(tokenIn(await admin.get(names(key).lock))).toBe(token);
+      const again = await store.acquire({ key, token, ttl: 10_000, fencing, holder });
+      expect(again.acquired).toBe(true);
+      if (fencing) expect(again).toEqual({ acquired: true, fence: Number(await admin.get(names(key).fence)) });
+      const state = await store.inspect(key);
+      expect(state).toMatchObject({ held: true, holder });
+      expect(state.remainingTtl).toBeGreaterThan(9000);
+      expect(await store.release(key, token)).toBe(true);
+      expect(await admin.exists(names(key).lock)).toBe(0);
+    },
+  );
+
+  it('keeps the mark of a waiter through a retry of its own grant, so the release still passes the key on', async () => {
+    const [holder, waiter] = [redisStore(), redisStore()];
+    const token = newToken();
+    await holder.acquire({ key: 'marked', token, ttl: 10_000, fencing: false });
+    const waiting = { again: false, ttl: 10_000 };
+    expect(
+      (await waiter.acquire({ key: 'marked', token: newToken(), ttl: 10_000, fencing: false, waiting })).acquired,
+    ).toBe(false);
+    expect(await admin.get(names('marked').lock)).toMatch(/^!/);
+    expect((await holder.acquire({ key: 'marked', token, ttl: 10_000, fencing: false })).acquired).toBe(true);
+    expect(await admin.get(names('marked').lock)).toMatch(/^!/);
+    expect((await holder.inspect('marked')).held).toBe(true);
+    expect(await holder.release('marked', token)).toBe(true);
+    // released to the process first in line: reserved for it, not free for whoever asks
+    expect(await admin.get(names('marked').lock)).toMatch(/^>[0-9a-f]{16}$/);
+  });
+});
+
 describe('RedisLockStore keys', () => {
   it.each(ADVERSARIAL_KEYS.map((key) => [JSON.stringify(key).slice(0, 24), key]))(
     'keeps the lock, fence, holder and release channel of %s in one cluster hash slot',
@@ -458,6 +516,10 @@ describe('RedisLockStore keys', () => {
       await listener.psubscribe(`${PREFIX}*`);
       const token = newToken();
       expect((await store.acquire({ key, token, ttl: 10_000, fencing: true, holder: '{}' })).acquired).toBe(true);
+      // a waiter elsewhere takes a place in the line and marks the lease, so that its release sends a notice
+      const waiting = { again: false, ttl: 10_000 };
+      const refused = await redisStore().acquire({ key, token: newToken(), ttl: 10_000, fencing: true, waiting });
+      expect(refused.acquired).toBe(false);
       const written = await admin.keys(`${PREFIX}*`);
       expect(written).toHaveLength(3);
       expect(await store.release(key, token)).toBe(true);
@@ -491,10 +553,10 @@ describe('RedisLockStore tokens', () => {
   it('gives two acquisitions of one key in a row different tokens, each the one stored in Redis', async () => {
     const manager = lockManager(redisStore());
     const first = await manager.acquire('again');
-    expect(await admin.get(names('again').lock)).toBe(first.token);
+    expect(tokenIn(await admin.get(names('again').lock))).toBe(first.token);
     await first.release();
     const second = await manager.acquire('again');
-    expect(await admin.get(names('again').lock)).toBe(second.token);
+    expect(tokenIn(await admin.get(names('again').lock))).toBe(second.token);
     expect(second.token).not.toBe(first.token);
     await second.release();
   });
@@ -616,8 +678,9 @@ describe('RedisLockStore permissions', () => {
     expect((error as Error).message).toMatch(/\+@scripting|\+evalsha/);
     expect((error as Error).message).toMatch(/NOPERM/);
 
+    // a fenced grant is a script (a plain one is a SET NX PX, whose release is a script again)
     const acquired = await store
-      .acquire({ key: 'k', token: newToken(), ttl: 1000, fencing: false })
+      .acquire({ key: 'k', token: newToken(), ttl: 1000, fencing: true })
       .catch((caught: unknown) => caught);
     expect(acquired).toBeInstanceOf(LockStoreError);
   });
@@ -668,7 +731,7 @@ describe('RedisLockStore permissions', () => {
 
     expect(await lock.release()).toBe(true);
     const next = await waiting;
-    expect(await admin.get(names('quiet').lock)).toBe(next.token);
+    expect(tokenIn(await admin.get(names('quiet').lock))).toBe(next.token);
     expect(await next.release()).toBe(true);
   });
 

@@ -3,7 +3,7 @@ import { runScript, type ScriptCall } from './script-runner.js';
 import { EXTEND_MANY } from './scripts.js';
 
 /**
- * Runs a batch of EXTEND calls (keys: lock, holder; args: token, ttl) as one EXTEND_MANY script run, so a
+ * Runs a batch of EXTEND calls (keys: lock; args: token, ttl) as one EXTEND_MANY script run, so a
  * batch of renewals costs the server one script call instead of one per lease. Only for a server that holds
  * every key of the batch (a single server or a Redlock node, not a Cluster, whose keys span slots).
  * Answers like `runScriptBatch(client, EXTEND, calls)`: per call 1 or 0, or the error of that call.
@@ -13,7 +13,7 @@ export async function extendOnOneServer(
   client: Redis | Cluster,
   calls: readonly ScriptCall[],
 ): Promise<Array<unknown | Error>> {
-  const keys = calls.flatMap((call) => call.keys);
+  const keys = calls.map((call) => call.keys[0]);
   const args = calls.flatMap((call) => call.args);
   const replies = (await runScript(client, EXTEND_MANY, keys, args)) as number[];
   return replies.map((reply) =>

@@ -22,6 +22,7 @@ import { validateBoolean, validateInteger, validateKeyPrefix } from '../utils/va
 import { closeClient } from './close-client.js';
 import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
+import { leaseValue, readStoredLease } from './lease-value.js';
 import { labelOfServer } from './node-label.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import {
@@ -81,18 +82,17 @@ export const DEFAULT_HANDOFF_WINDOW = 20;
 const KEY_TYPES: Readonly<Record<Exclude<keyof ResourceKeys, 'channel'>, string>> = {
   lock: 'string',
   fence: 'string',
-  holder: 'string',
   line: 'list',
 };
 /** The keys each operation's commands touch: where a WRONGTYPE can come from. */
 const KEYS_TOUCHED: Readonly<Record<string, ReadonlyArray<keyof typeof KEY_TYPES>>> = {
-  acquire: ['lock', 'fence', 'holder', 'line'],
+  acquire: ['lock', 'fence', 'line'],
   // a release may be a hand-over, which grants the next lease (and fence) in the same script
-  release: ['lock', 'fence', 'holder', 'line'],
+  release: ['lock', 'fence', 'line'],
   'leave the line of': ['line'],
-  extend: ['lock', 'holder'],
-  renew: ['lock', 'holder'],
-  inspect: ['lock', 'fence', 'holder'],
+  extend: ['lock'],
+  renew: ['lock'],
+  inspect: ['lock', 'fence'],
 };
 
 /** {@link RedisLockStoreOptions} other than the client, checked. */
@@ -171,6 +171,7 @@ export class RedisLockStore implements LockStore {
         cluster,
         this.owner,
         SUBSCRIPTION_LINGER,
+        this.handoffWindow,
       );
     }
   }
@@ -180,6 +181,17 @@ export class RedisLockStore implements LockStore {
     const { waiting } = request;
     // the line serves hand-offs: with the window off, or without notices to call the next in line, stay out
     const line = !waiting || !this.usesLine ? '0' : waiting.again ? '2' : '1';
+    // the common case first: a free key, no fence, no place in the line to give up, is one plain SET NX PX
+    if (!request.fencing && line !== '2') {
+      const value = leaseValue(request.token, request.holder);
+      const granted = await this.run('acquire', request.key, keys, () =>
+        this.client.set(keys.lock, value, 'PX', request.ttl, 'NX'),
+      );
+      if (granted === 'OK') {
+        if (this.replicaAck) await this.confirmGrant(request, keys, this.replicaAck);
+        return { acquired: true };
+      }
+    }
     const args = [
       request.token,
       request.ttl,
@@ -188,9 +200,11 @@ export class RedisLockStore implements LockStore {
       request.holder ?? '',
       line,
       Math.max(LINE_TTL, Math.ceil(waiting?.ttl ?? 0)),
+      // a waiter that hears release notices marks the lease, so that its release sends one
+      waiting && this.subscriber ? '1' : '0',
     ];
     const reply = await this.run('acquire', request.key, keys, () =>
-      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.holder, keys.line], args),
+      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line], args),
     );
     const [granted, value] = reply as [number, number];
     if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
@@ -210,7 +224,7 @@ export class RedisLockStore implements LockStore {
     const ownListeners = this.usesLine ? Number.MAX_SAFE_INTEGER : this.subscriber?.isListening(keys.channel) ? 1 : 0;
     const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, RELEASE, [keys.lock, keys.holder, keys.line], args),
+      runScript(this.client, RELEASE, [keys.lock, keys.line], args),
     );
     return reply === 1;
   }
@@ -235,7 +249,7 @@ export class RedisLockStore implements LockStore {
       next.holder ?? '',
     ];
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.holder, keys.line], args),
+      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.line], args),
     );
     const [outcome, fence] = reply as [number, number];
     if (outcome === 0) return { released: false, handedOver: false };
@@ -252,7 +266,7 @@ export class RedisLockStore implements LockStore {
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const keys = this.keysOf(key);
     const reply = await this.run('extend', key, keys, () =>
-      runScript(this.client, EXTEND, [keys.lock, keys.holder], [token, ttl]),
+      runScript(this.client, EXTEND, [keys.lock], [token, ttl]),
     );
     if (reply !== 1 || !this.replicaAck) return reply === 1;
     const [outcome] = await this.confirmRenewals([{ key, token, ttl }], this.replicaAck);
@@ -277,26 +291,20 @@ export class RedisLockStore implements LockStore {
   async inspect(key: string): Promise<LockState> {
     const keys = this.keysOf(key);
     const replies = await this.run('inspect', key, keys, async () => {
-      const results = await this.client
-        .pipeline()
-        .get(keys.lock)
-        .pttl(keys.lock)
-        .get(keys.fence)
-        .get(keys.holder)
-        .exec();
+      const results = await this.client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
       return (results ?? []).map(([error, value]) => {
         if (error) throw error;
         return value;
       });
     });
-    const [current, pttl, fence, holder] = replies as [string | null, number, string | null, string | null];
-    // '~owner' and '>owner' are hand-off reservations, not leases
-    const held = current !== null && !current.startsWith('~') && !current.startsWith('>');
+    const [current, pttl, fence] = replies as [string | null, number, string | null];
+    const stored = readStoredLease(current);
+    const held = stored?.lease === true;
     return {
       held,
       ...(held && pttl >= 0 ? { remainingTtl: pttl } : {}),
       ...(fence !== null ? { fence: Number(fence) } : {}),
-      ...(held && holder !== null ? { holder } : {}),
+      ...(held && stored.holder !== undefined ? { holder: stored.holder } : {}),
     };
   }
 
@@ -454,7 +462,7 @@ export class RedisLockStore implements LockStore {
   private async extendBatch(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     const calls = renewals.map((renewal) => {
       const keys = this.keysOf(renewal.key);
-      return { keys: [keys.lock, keys.holder], args: [renewal.token, renewal.ttl] };
+      return { keys: [keys.lock], args: [renewal.token, renewal.ttl] };
     });
     let replies: unknown[];
     try {

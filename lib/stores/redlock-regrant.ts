@@ -1,13 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { ResourceKeys } from '../utils/resource-keys.js';
+import { readStoredLease } from './lease-value.js';
 import { sendToAll } from './quorum-round.js';
 import { runScriptBatch, type ScriptCall } from './script-runner.js';
 import { REGRANT } from './scripts.js';
 
 /** A lease that a renewal round extended on a quorum, and the nodes that answered it was missing there. */
 export interface LostCopies {
-  readonly keys: Pick<ResourceKeys, 'lock' | 'holder'>;
+  readonly keys: Pick<ResourceKeys, 'lock'>;
   readonly token: string;
   /** When (`performance.now()`) the extended copies end: the round's start plus the ttl it asked for. */
   readonly endsAt: number;
@@ -65,7 +66,7 @@ export async function regrantLostCopies(
       for (const lease of byNode.get(nodes[index]) ?? []) {
         const ttl = Math.floor(lease.endsAt - now);
         if (ttl < 1) continue;
-        calls.push({ keys: [lease.keys.lock, lease.keys.holder], args: [lease.token, ttl, records.get(lease) ?? ''] });
+        calls.push({ keys: [lease.keys.lock], args: [lease.token, ttl, records.get(lease) ?? ''] });
       }
       return calls.length === 0 ? Promise.resolve([]) : runScriptBatch(clients[nodes[index]], REGRANT, calls);
     },
@@ -87,8 +88,12 @@ async function holderRecords(
     sources.length,
     async (index) => {
       const group = bySource.get(sources[index]) ?? [];
-      const values = await clients[sources[index]].mget(...group.map((lease) => lease.keys.holder));
-      group.forEach((lease, position) => records.set(lease, values[position] ?? ''));
+      const values = await clients[sources[index]].mget(...group.map((lease) => lease.keys.lock));
+      group.forEach((lease, position) => {
+        const stored = readStoredLease(values[position]);
+        // the record travels with the lease: read it from a node where the token still holds it
+        records.set(lease, stored?.lease && stored.token === lease.token ? (stored.holder ?? '') : '');
+      });
     },
     timeout,
   );

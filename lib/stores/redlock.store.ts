@@ -16,6 +16,7 @@ import { MAX_DURATION } from '../utils/duration.js';
 import { checkOptionNames, REDLOCK_STORE_OPTIONS } from '../utils/option-names.js';
 import { resourceKeys, type ResourceKeys } from '../utils/resource-keys.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../utils/validate-options.js';
+import { readStoredLease } from './lease-value.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
 import { FanInWatch } from './fan-in-watch.js';
 import { NotifiableWatch } from './notifiable-watch.js';
@@ -129,7 +130,7 @@ export function redlockClockDrift(ttl: number, driftFactor: number): number {
 const DEFAULT_DRIFT_FACTOR = 0.01;
 
 type AcquireReply = readonly [granted: number, value: number];
-type InspectReply = readonly [token: string | null, pttl: number, fence: string | null, holder: string | null];
+type InspectReply = readonly [value: string | null, pttl: number, fence: string | null];
 
 /**
  * A lock store over N independent Redis nodes (the Redlock algorithm): a lease exists while a majority of
@@ -204,11 +205,12 @@ export class RedlockStore implements LockStore {
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
     // no line of waiters: each node would keep its own, and reservations split across them reach no quorum
-    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? '', '0', 0];
+    const marks = request.waiting && this.subscribers ? '1' : '0';
+    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? '', '0', 0, marks];
     const started = performance.now();
     const replies = await this.round(
       (client) =>
-        runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.holder, keys.line], args) as Promise<AcquireReply>,
+        runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line], args) as Promise<AcquireReply>,
       (sofar) => countAnswers(sofar, isGrant) >= this.quorum,
     );
     const grants = countAnswers(replies, isGrant);
@@ -235,7 +237,7 @@ export class RedlockStore implements LockStore {
     const keys = this.keysOf(key);
     const replies = await this.round(
       (client, index) =>
-        runScript(client, RELEASE, [keys.lock, keys.holder, keys.line], this.releaseArgs(keys, token, index)),
+        runScript(client, RELEASE, [keys.lock, keys.line], this.releaseArgs(keys, token, index)),
       (sofar) => countAnswers(sofar, isOne) >= this.quorum,
     );
     if (countAnswers(replies, isOne) >= this.quorum) return true;
@@ -263,7 +265,7 @@ export class RedlockStore implements LockStore {
   private async renew(renewals: readonly LeaseRenewal[], operation: string): Promise<Array<boolean | Error>> {
     const keys = renewals.map((renewal) => this.keysOf(renewal.key));
     const calls = renewals.map((renewal, index) => ({
-      keys: [keys[index].lock, keys[index].holder],
+      keys: [keys[index].lock],
       args: [renewal.token, renewal.ttl],
     }));
     const extendedOn = renewals.map(() => 0);
@@ -307,7 +309,7 @@ export class RedlockStore implements LockStore {
   async inspect(key: string): Promise<LockState> {
     const keys = this.keysOf(key);
     const replies = await this.round(async (client) => {
-      const results = await client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).get(keys.holder).exec();
+      const results = await client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
       return (results ?? []).map(([error, value]) => {
         if (error) throw error;
         return value;
@@ -318,14 +320,15 @@ export class RedlockStore implements LockStore {
     const fences: number[] = [];
     for (const reply of replies) {
       if (reply.state !== 'ok') continue;
-      const [token, pttl, fenceValue, record] = reply.value;
+      const [value, pttl, fenceValue] = reply.value;
       if (fenceValue !== null) fences.push(Number(fenceValue));
       // '~owner' is a hand-off reservation, not a lease
-      if (token === null || token.startsWith('~')) continue;
-      const lease = leases.get(token) ?? { ttls: [] };
+      const stored = readStoredLease(value);
+      if (!stored?.lease) continue;
+      const lease = leases.get(stored.token) ?? { ttls: [] };
       lease.ttls.push(pttl < 0 ? Infinity : pttl);
-      lease.record ??= record ?? undefined;
-      leases.set(token, lease);
+      lease.record ??= stored.holder;
+      leases.set(stored.token, lease);
     }
     // held when one token is on a quorum; it stays held until the quorum-th longest of its leases ends
     let remaining: number | undefined;
@@ -439,7 +442,7 @@ export class RedlockStore implements LockStore {
    */
   private async undo(keys: ResourceKeys, token: string): Promise<void> {
     await this.round((client) =>
-      runScript(client, RELEASE, [keys.lock, keys.holder, keys.line], [token, keys.channel, '', this.owner, 0, 0]),
+      runScript(client, RELEASE, [keys.lock, keys.line], [token, keys.channel, '', this.owner, 0, 0]),
     );
   }
 

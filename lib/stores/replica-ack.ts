@@ -3,6 +3,7 @@ import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
 import { checkOptionNames, REPLICA_ACK_OPTIONS } from '../utils/option-names.js';
 import { validateInteger } from '../utils/validate-options.js';
+import { readStoredLease } from './lease-value.js';
 
 /**
  * Replica acknowledgement of lease writes (Redis `WAIT`): a grant or renewal counts only once this many
@@ -24,7 +25,7 @@ export interface ReplicaAck {
   readonly timeout: number;
 }
 
-/** What WAIT answered, and what each lock key holds on the same master right after it. */
+/** What WAIT answered, and the token each lock key holds on the same master right after it. */
 export interface ReplicaAckOutcome {
   readonly acknowledged: number;
   readonly holders: ReadonlyArray<string | null>;
@@ -76,5 +77,9 @@ export async function awaitReplicas(
     if (error) throw error;
     return value;
   });
-  return { acknowledged: Number(values[0]), holders: values.slice(1) as Array<string | null> };
+  const holders = (values.slice(1) as Array<string | null>).map((value) => {
+    const stored = readStoredLease(value);
+    return stored?.lease ? stored.token : null;
+  });
+  return { acknowledged: Number(values[0]), holders };
 }

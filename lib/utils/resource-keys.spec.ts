@@ -28,11 +28,10 @@ const KEYS = [
 ];
 
 describe('resourceKeys', () => {
-  it('puts the lock, its fence counter, its holder, its line and its release channel under one hash tag after the prefix', () => {
+  it('puts the lock, its fence counter, its line and its release channel under one hash tag after the prefix', () => {
     expect(resourceKeys('lock:', 'orders:42')).toEqual({
       lock: 'lock:{orders:42}',
       fence: 'lock:{orders:42}:fence',
-      holder: 'lock:{orders:42}:holder',
       line: 'lock:{orders:42}:line',
       channel: 'lock:{orders:42}:released',
     });
@@ -53,7 +52,7 @@ describe('resourceKeys', () => {
       }
     }
     expect(clashes).toEqual([]);
-    expect(owners.size).toBe(KEYS.length * 5);
+    expect(owners.size).toBe(KEYS.length * 4);
   });
 
   it('can be read back to the user key, so the escaping loses nothing', () => {
@@ -65,13 +64,13 @@ describe('resourceKeys', () => {
     expect(lost).toEqual([]);
   });
 
-  it('keeps the four names of every key in one Redis Cluster hash slot', () => {
+  it('keeps the names of every key in one Redis Cluster hash slot', () => {
     const split: string[] = [];
     for (const prefix of ['lock:', '', 'app:v2:locks:']) {
       for (const key of KEYS) {
         const names = resourceKeys(prefix, key);
         const slot = calculateSlot(names.lock);
-        if ([names.fence, names.holder, names.channel].some((name) => calculateSlot(name) !== slot)) {
+        if ([names.fence, names.line, names.channel].some((name) => calculateSlot(name) !== slot)) {
           split.push(prefix + key);
         }
       }

@@ -1,9 +1,7 @@
-/** The Redis names of one resource: its lease, its fence counter, its holder metadata, its line of waiters and its release channel. */
+/** The Redis names of one resource: its lease (with its holder record), its fence counter, its line of waiters and its release channel. */
 export interface ResourceKeys {
   readonly lock: string;
   readonly fence: string;
-  /** Who holds the lease (host, pid, label, time): written with the lease, same TTL, deleted with it. */
-  readonly holder: string;
   /** The processes waiting for the lease, in the order they asked (see ACQUIRE and RELEASE). */
   readonly line: string;
   readonly channel: string;
@@ -19,7 +17,6 @@ export function resourceKeys(prefix: string, key: string): ResourceKeys {
   return {
     lock: base,
     fence: `${base}:fence`,
-    holder: `${base}:holder`,
     line: `${base}:line`,
     channel: `${base}:released`,
   };

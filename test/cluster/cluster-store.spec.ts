@@ -13,6 +13,7 @@ import { ADVERSARIAL_KEYS } from '../contract/lock-store.contract.js';
 import { freePort } from '../support/redis-server.js';
 import { keySlot, startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+import { storedToken } from '../support/stored-token.js';
 
 describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
   let cluster: RedisClusterHandle;
@@ -90,8 +91,13 @@ describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
       const token = newToken();
       const granted = await lockStore.acquire({ key, token, ttl: 10_000, fencing: true });
       expect(granted).toEqual({ acquired: true, fence: expect.any(Number) });
-      expect(await owner.get(lock)).toBe(token);
+      expect(storedToken(await owner.get(lock))).toBe(token);
       expect(await owner.get(fence)).toBe(String(granted.acquired && granted.fence));
+      // a waiter elsewhere marks the lease, so that its release sends a notice
+      const waiting = { again: false, ttl: 10_000 };
+      expect((await store().acquire({ key, token: newToken(), ttl: 10_000, fencing: false, waiting })).acquired).toBe(
+        false,
+      );
       expect(await lockStore.release(key, token)).toBe(true);
       await expect(heard).resolves.toBe(channel);
     },

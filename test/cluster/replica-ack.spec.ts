@@ -14,6 +14,7 @@ import { newToken } from '../../lib/utils/token.js';
 import { sleepServer } from '../support/faults.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { uniquePrefix } from '../support/stores.js';
+import { storedToken } from '../support/stored-token.js';
 
 const ACK = { replicas: 1, timeout: 200 };
 
@@ -146,7 +147,9 @@ describe('replicaAck on a standalone master with one replica', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect(held.every((lock) => lock.isHeld)).toBe(true);
-    const onTheReplica = await Promise.all(held.map((lock) => onReplica.get(lockKey(lock.key))));
+    const onTheReplica = await Promise.all(
+      held.map(async (lock) => storedToken(await onReplica.get(lockKey(lock.key)))),
+    );
     expect(onTheReplica).toEqual(held.map((lock) => lock.token));
     await locks.releaseAll(held);
   });

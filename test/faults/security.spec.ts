@@ -250,7 +250,6 @@ describe('security', () => {
     const expected = new Set([
       names.lock,
       names.fence,
-      names.holder,
       // the key `doc:<id>` gives an id: `%` and the template's separator `:` as UTF-8 escapes
       ...crafted.map(
         (id) =>

@@ -6,7 +6,7 @@
 export function lockUserRules(prefix: string): string[] {
   const commands = [
     ...['evalsha', 'eval', 'script|load', 'script|exists'],
-    ...['get', 'set', 'del', 'pexpire', 'pttl', 'incr', 'time', 'lpop', 'rpush', 'lpos', 'lrem', 'lindex', 'mget'],
+    ...['get', 'set', 'del', 'pexpire', 'pttl', 'time', 'lpop', 'llen', 'rpush', 'lpos', 'lrem', 'lindex', 'mget'],
     ...['publish', 'spublish', 'subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe'],
     ...['ping', 'info', 'config|get', 'wait'],
   ];
