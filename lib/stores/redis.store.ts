@@ -265,9 +265,7 @@ export class RedisLockStore implements LockStore {
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const keys = this.keysOf(key);
-    const reply = await this.run('extend', key, keys, () =>
-      runScript(this.client, EXTEND, [keys.lock], [token, ttl]),
-    );
+    const reply = await this.run('extend', key, keys, () => runScript(this.client, EXTEND, [keys.lock], [token, ttl]));
     if (reply !== 1 || !this.replicaAck) return reply === 1;
     const [outcome] = await this.confirmRenewals([{ key, token, ttl }], this.replicaAck);
     if (outcome instanceof Error) throw outcome;

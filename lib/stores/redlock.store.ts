@@ -206,11 +206,19 @@ export class RedlockStore implements LockStore {
     const keys = this.keysOf(request.key);
     // no line of waiters: each node would keep its own, and reservations split across them reach no quorum
     const marks = request.waiting && this.subscribers ? '1' : '0';
-    const args = [request.token, request.ttl, request.fencing ? '1' : '0', this.owner, request.holder ?? '', '0', 0, marks];
+    const args = [
+      request.token,
+      request.ttl,
+      request.fencing ? '1' : '0',
+      this.owner,
+      request.holder ?? '',
+      '0',
+      0,
+      marks,
+    ];
     const started = performance.now();
     const replies = await this.round(
-      (client) =>
-        runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line], args) as Promise<AcquireReply>,
+      (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line], args) as Promise<AcquireReply>,
       (sofar) => countAnswers(sofar, isGrant) >= this.quorum,
     );
     const grants = countAnswers(replies, isGrant);
@@ -236,8 +244,7 @@ export class RedlockStore implements LockStore {
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     const replies = await this.round(
-      (client, index) =>
-        runScript(client, RELEASE, [keys.lock, keys.line], this.releaseArgs(keys, token, index)),
+      (client, index) => runScript(client, RELEASE, [keys.lock, keys.line], this.releaseArgs(keys, token, index)),
       (sofar) => countAnswers(sofar, isOne) >= this.quorum,
     );
     if (countAnswers(replies, isOne) >= this.quorum) return true;
