@@ -70,8 +70,9 @@ export class LeaseRenewer {
 
   /** Stops watching (and renewing) a lease. */
   remove(lock: Lock): void {
+    // the timer stays armed (unref'd; its tick finds nothing to do): a process taking one lock after another
+    // would otherwise pay a setTimeout and a clearTimeout per lock
     this.tracked.delete(lock);
-    if (this.tracked.size === 0) this.clearTimer();
   }
 
   /** Stops for good: no timer is left behind. */

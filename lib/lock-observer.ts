@@ -79,7 +79,8 @@ export class LockObserver {
       });
     }
     if (!lock) return;
-    lock.observed = { ...eventBase(trace), acquiredAt: now, ended: false } satisfies Lease;
+    const { key, keyTemplate, label } = trace;
+    lock.observed = { key, keyTemplate, label, acquiredAt: now, ended: false } satisfies Lease;
     if (!this.events.has('acquired')) return;
     this.events.emit('acquired', {
       ...eventBase(trace),

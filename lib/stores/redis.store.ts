@@ -129,6 +129,8 @@ export function checkRedisStoreOptions(
 export const SUBSCRIPTION_LINGER = 2000;
 /** The least a key's line of waiting processes lives after it starts (waits longer than this set it longer). */
 const LINE_TTL = 60_000;
+/** How many resources' key names a store remembers (see keysOf). */
+const RECENT_KEYS = 4096;
 /** How long verify() waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
 const CLUSTER_READY_TIMEOUT = 10_000;
 
@@ -149,6 +151,7 @@ export class RedisLockStore implements LockStore {
   /** The connection errors of a client we own, from its first attempt on (a client of yours is left alone). */
   private readonly connection?: ConnectionWatch;
   private closed = false;
+  private readonly recentKeys = new Map<string, ResourceKeys>();
 
   /** @throws LockConfigurationError when an option is invalid or has an unknown name */
   constructor(private readonly options: RedisLockStoreOptions) {
@@ -551,8 +554,15 @@ export class RedisLockStore implements LockStore {
     return [...groups.values()];
   }
 
+  /** The names of a resource's keys, remembered for the keys used lately (a lock is taken and released, often again). */
   private keysOf(key: string): ResourceKeys {
-    return resourceKeys(this.prefix, key);
+    let keys = this.recentKeys.get(key);
+    if (keys === undefined) {
+      if (this.recentKeys.size >= RECENT_KEYS) this.recentKeys.clear();
+      keys = resourceKeys(this.prefix, key);
+      this.recentKeys.set(key, keys);
+    }
+    return keys;
   }
 
   private async run<T>(operation: string, key: string, keys: ResourceKeys, command: () => Promise<T>): Promise<T> {

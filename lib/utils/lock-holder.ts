@@ -16,7 +16,15 @@ export function encodeHolder(label: string | undefined): string {
   if (lastLabel.label !== label) {
     lastLabel = { label, part: label === undefined ? '' : `,"label":${JSON.stringify(label)}` };
   }
-  return `${PROCESS_PART}${lastLabel.part},"acquiredAt":"${new Date().toISOString()}"}`;
+  return `${PROCESS_PART}${lastLabel.part},"acquiredAt":"${isoNow()}"}`;
+}
+
+/** The time as ISO text, formatted once per millisecond: a busy process takes many locks in one. */
+let lastTime = { ms: NaN, text: '' };
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastTime.ms) lastTime = { ms, text: new Date(ms).toISOString() };
+  return lastTime.text;
 }
 
 /**
