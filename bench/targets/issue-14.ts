@@ -13,10 +13,10 @@ function cycleCost(t: Tables, log: CommandLog, id: number): string {
   return (
     `Client CPU ${fmt(at(t, id, OURS, 'clientCpu'))} vs ${fmt(at(t, id, 'floor', 'clientCpu'))} µs per cycle (floor), ` +
     `server CPU ${fmt(at(t, id, OURS, 'serverCpu'))} vs ${fmt(at(t, id, 'floor', 'serverCpu'))} µs, server commands ` +
-    `${fmt(mine?.perAcquisition)} vs ${fmt(floors?.perAcquisition)} (${mine?.breakdown ?? '-'}): ACQUIRE also writes ` +
-    'the holder record as a second key and RELEASE deletes it, pops the (empty) line of waiting processes and ' +
-    'publishes a notice nobody hears; the client builds the holder record, the Lock, the acquisition trace and the ' +
-    'held-lease bookkeeping. Both send two requests per cycle, so the difference is this work, not round trips.'
+    `${fmt(mine?.perAcquisition)} vs ${fmt(floors?.perAcquisition)} (${mine?.breakdown ?? '-'}). Both send the same ` +
+    'two commands per cycle (a plain SET NX PX, an EVALSHA that checks the token and deletes); the rest is client ' +
+    'work: the acquisition trace, the Lock and its bookkeeping (validity, the renewal scheduler, events for ' +
+    'whoever listens), the holder record in the value, the promise hops of a manager between the caller and ioredis.'
   );
 }
 
@@ -126,7 +126,10 @@ export function issue14Checks(t: Tables, log: CommandLog): Check[] {
       unit: '',
       limit: 6,
       compare: '<=',
-      why: () => `${log.get(1, FENCED)?.breakdown}: the commands of fencing off, and the INCR of the fence.`,
+      why: () =>
+        `${log.get(1, FENCED)?.breakdown}: a fenced grant is a script (EVALSHA) that adds TIME and a SET ... GET of the ` +
+        'counter to the SET NX PX: the fence is max(counter + 1, server clock in µs), the floor that keeps fences ' +
+        'above those of a master lost in a failover (issue #11); one INCR alone could not read the clock.',
     },
     {
       target: '8 processes, greedy: CS/s ≥ redis-semaphore’s',
