@@ -96,8 +96,9 @@ export function issue4Checks(t: Tables, renewal: { leases: number; ttl: number }
       limit: 6,
       compare: '<=',
       why: () =>
-        'Between processes a hand-off takes three scripts: the waiter refused (and put in the line), the release ' +
-        '(holder record, line, reservation, notice) and the grant; their commands are in the notes of table 7.',
+        'Between processes a hand-off takes a refused plain SET NX of the waiter, then three scripts: the waiter ' +
+        'refused (it marks the lease and joins the line), the release (line, reservation, notice naming the next ' +
+        'two) and the grant; their commands are in the notes of table 7.',
     });
   }
   const perBatch = renewal.leases / (renewal.ttl / 3000) / BATCH;
