@@ -35,7 +35,7 @@ import {
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from './notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
-import { ACQUIRE, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts.js';
+import { ACQUIRE, acquireArgs, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts.js';
 
 /** Options of {@link RedisLockStore}. */
 export interface RedisLockStoreOptions {
@@ -195,17 +195,12 @@ export class RedisLockStore implements LockStore {
         return { acquired: true };
       }
     }
-    const args = [
-      request.token,
-      request.ttl,
-      request.fencing ? '1' : '0',
-      this.owner,
-      request.holder ?? '',
+    const args = acquireArgs(request, this.owner, {
       line,
-      Math.max(LINE_TTL, Math.ceil(waiting?.ttl ?? 0)),
+      lineTtl: Math.max(LINE_TTL, Math.ceil(waiting?.ttl ?? 0)),
       // a waiter that hears release notices marks the lease, so that its release sends one
-      waiting && this.subscriber ? '1' : '0',
-    ];
+      marks: waiting !== undefined && this.subscriber !== undefined,
+    });
     const reply = await this.run('acquire', request.key, keys, () =>
       runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line], args),
     );

@@ -36,7 +36,7 @@ import { DEFAULT_HANDOFF_WINDOW } from './redis.store.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { runScript } from './script-runner.js';
-import { ACQUIRE, ALL_SCRIPTS, RAISE_FENCE, RELEASE } from './scripts.js';
+import { ACQUIRE, acquireArgs, ALL_SCRIPTS, RAISE_FENCE, RELEASE } from './scripts.js';
 
 export type { RedlockNode } from './redlock-nodes.js';
 
@@ -205,17 +205,11 @@ export class RedlockStore implements LockStore {
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
     // no line of waiters: each node would keep its own, and reservations split across them reach no quorum
-    const marks = request.waiting && this.subscribers ? '1' : '0';
-    const args = [
-      request.token,
-      request.ttl,
-      request.fencing ? '1' : '0',
-      this.owner,
-      request.holder ?? '',
-      '0',
-      0,
-      marks,
-    ];
+    const args = acquireArgs(request, this.owner, {
+      line: '0',
+      lineTtl: 0,
+      marks: request.waiting !== undefined && this.subscribers !== undefined,
+    });
     const started = performance.now();
     const replies = await this.round(
       (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line], args) as Promise<AcquireReply>,

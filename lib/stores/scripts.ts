@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AcquireRequest } from '../interfaces/lock-store.interface.js';
 
 /** A Lua script with its SHA1, so it runs by EVALSHA and is sent whole only when the server lacks it. */
 export interface LuaScript {
@@ -191,6 +192,30 @@ end
 return {0, pttl}
 `,
 );
+
+/** How a caller stands towards the key's line of waiting processes, for {@link acquireArgs}. */
+export interface LinePlace {
+  /** '0' stays out of the line, '1' joins it when refused, '2' also leaves it when granted. */
+  readonly line: '0' | '1' | '2';
+  /** How long a new line lives, in ms. */
+  readonly lineTtl: number;
+  /** Whether a refusal marks the lease, so that its release tells the waiters. */
+  readonly marks: boolean;
+}
+
+/** The ARGV of {@link ACQUIRE} for a request of `owner`, in the order the script reads them. */
+export function acquireArgs(request: AcquireRequest, owner: string, place: LinePlace): Array<string | number> {
+  return [
+    request.token,
+    request.ttl,
+    request.fencing ? '1' : '0',
+    owner,
+    request.holder ?? '',
+    place.line,
+    place.lineTtl,
+    place.marks ? '1' : '0',
+  ];
+}
 
 /**
  * Releases the lease only while the token holds it. An unmarked lease nobody waited for is one DEL; a marked
