@@ -564,6 +564,21 @@ export class LockManager {
         const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace) : undefined;
         if (offer) queue.standBy(offer);
         await watch.next(Math.max(1, delay));
+        // a release may have granted the lease straight to our request in the line; its notice said so
+        const direct = this.store.takeGrant?.(key, token);
+        if (direct) {
+          if (offer) queue.withdraw(offer);
+          if (this.shuttingDown) throw await this.refuseGrant(key, token);
+          const validUntil = direct.sentAt + settings.ttl - this.controller.drift(settings.ttl);
+          const late = this.lateness(key, settings.ttl, validUntil);
+          if (!late) {
+            const fence = settings.fencing ? direct.fence : undefined;
+            return (acquired = { lock: this.granted(key, token, settings, fence, direct.sentAt) });
+          }
+          last = await this.giveBack(late, token, trace);
+          if (!last.retry) return last;
+          continue;
+        }
         if (offer) {
           queue.withdraw(offer);
           const handed = await offer.outcome;
@@ -578,6 +593,8 @@ export class LockManager {
         }
       }
     } finally {
+      // a grant that comes for our request in the line after this is given back, not kept for a ttl
+      if (!acquired) this.store.withdrawOffer?.(key, token);
       queue.leave(waiter);
       if (queue.size === 0 && this.queues.get(key) === queue) {
         this.queues.delete(key);

@@ -5,6 +5,7 @@ import { LockStoreError } from '../lib/errors/lock-store.error.js';
 import { LockManager } from '../lib/lock-manager.js';
 import { RedisLockStore } from '../lib/stores/redis.store.js';
 import { testRedisUrl, uniquePrefix } from './support/stores.js';
+import { channelListeners } from './support/channel-listeners.js';
 
 /** A manager on its own Redis store and client (which it closes), and a view of the keys under its prefix. */
 function managerWith(drainTimeout: number): {
@@ -33,7 +34,7 @@ async function subscribed(channel: string): Promise<void> {
   const admin = new Redis(testRedisUrl());
   try {
     for (;;) {
-      const [, count] = (await admin.pubsub('NUMSUB', channel)) as [string, number];
+      const count = await channelListeners(admin, channel);
       if (Number(count) > 0) return;
     }
   } finally {

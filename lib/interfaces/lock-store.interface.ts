@@ -39,6 +39,17 @@ export type HandOverResult =
   | { readonly released: true; readonly handedOver: false }
   | { readonly released: true; readonly handedOver: true; readonly fence?: number };
 
+/** A lease a release granted straight to one of this process's waiting requests (see `LockStore.takeGrant`). */
+export interface DirectGrant {
+  /** The fence granted with it (0 without fencing). */
+  readonly fence: number;
+  /**
+   * When the request that left its offer in the line was sent (`performance.now()`): the release that granted
+   * it ran after that request was refused, so the lease counts from then, never from when the notice came.
+   */
+  readonly sentAt: number;
+}
+
 /** One lease to renew in a batch. */
 export interface LeaseRenewal {
   readonly key: string;
@@ -108,6 +119,14 @@ export interface LockStore {
   handOver?(key: string, token: string, next: AcquireRequest): Promise<HandOverResult>;
   /** Optional: this process no longer waits for `key` and gives up its place in the key's line, if any. */
   leaveLine?(key: string): Promise<void>;
+  /**
+   * Optional: the lease a release granted straight to `token`'s waiting request on `key`, once (a store whose
+   * release can grant the process first in line, its notice saying so: RedisLockStore). The caller holds it
+   * from then on, for its ttl counted from `sentAt`.
+   */
+  takeGrant?(key: string, token: string): DirectGrant | undefined;
+  /** Optional: `token`'s request no longer waits for `key`; a direct grant that comes for it is given back. */
+  withdrawOffer?(key: string, token: string): void;
   /** Sets the lease to `ttl` ms only while `token` holds it; never re-creates a missing key. */
   extend(key: string, token: string, ttl: number): Promise<boolean>;
   /** Renews many leases in one batch; each entry is the outcome of `extend` or the error it met. */

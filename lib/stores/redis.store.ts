@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
@@ -5,6 +6,7 @@ import { LockStoreError } from '../errors/lock-store.error.js';
 import type {
   AcquireRequest,
   AcquireResult,
+  DirectGrant,
   HandOverResult,
   LeaseRenewal,
   LockState,
@@ -22,6 +24,7 @@ import { validateBoolean, validateInteger, validateKeyPrefix } from '../utils/va
 import { closeClient } from './close-client.js';
 import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
+import { DirectGrants } from './direct-grants.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
 import { labelOfServer } from './node-label.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
@@ -83,13 +86,14 @@ const KEY_TYPES: Readonly<Record<Exclude<keyof ResourceKeys, 'channel'>, string>
   lock: 'string',
   fence: 'string',
   line: 'list',
+  offers: 'hash',
 };
 /** The keys each operation's commands touch: where a WRONGTYPE can come from. */
 const KEYS_TOUCHED: Readonly<Record<string, ReadonlyArray<keyof typeof KEY_TYPES>>> = {
-  acquire: ['lock', 'fence', 'line'],
+  acquire: ['lock', 'fence', 'line', 'offers'],
   // a release may be a hand-over, which grants the next lease (and fence) in the same script
-  release: ['lock', 'fence', 'line'],
-  'leave the line of': ['line'],
+  release: ['lock', 'fence', 'line', 'offers'],
+  'leave the line of': ['line', 'offers'],
   extend: ['lock'],
   renew: ['lock'],
   inspect: ['lock', 'fence'],
@@ -151,6 +155,8 @@ export class RedisLockStore implements LockStore {
   /** The connection errors of a client we own, from its first attempt on (a client of yours is left alone). */
   private readonly connection?: ConnectionWatch;
   private closed = false;
+  private readonly direct = new DirectGrants();
+  private readonly givingBack = new Set<Promise<void>>();
   private readonly recentKeys = new Map<string, ResourceKeys>();
 
   /** @throws LockConfigurationError when an option is invalid or has an unknown name */
@@ -169,13 +175,12 @@ export class RedisLockStore implements LockStore {
     const notices = settings.releaseNotices;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
     if (notices) {
-      this.subscriber = new ReleaseSubscriber(
-        () => subscriberClient(this.client),
-        cluster,
-        this.owner,
-        SUBSCRIPTION_LINGER,
-        this.handoffWindow,
-      );
+      this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster, {
+        owner: this.owner,
+        linger: SUBSCRIPTION_LINGER,
+        handoffWindow: this.handoffWindow,
+        onGrant: (version, fence) => this.grantArrived(version, fence),
+      });
     }
   }
 
@@ -195,17 +200,24 @@ export class RedisLockStore implements LockStore {
         return { acquired: true };
       }
     }
+    // a waiter in the line leaves its request there, so that a release can grant it the lease directly
+    const offer =
+      line !== '0' && this.grantsDirectly
+        ? this.direct.offer(request.key, request.token, request.ttl, performance.now())
+        : undefined;
     const args = acquireArgs(request, this.owner, {
       line,
       lineTtl: Math.max(LINE_TTL, Math.ceil(waiting?.ttl ?? 0)),
       // a waiter that hears release notices marks the lease, so that its release sends one
       marks: waiting !== undefined && this.subscriber !== undefined,
+      ...(offer === undefined ? {} : { offer }),
     });
     const reply = await this.run('acquire', request.key, keys, () =>
-      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line], args),
+      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
     const [granted, value] = reply as [number, number];
     if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    if (offer !== undefined) this.direct.spent(request.key, request.token);
     if (this.replicaAck) await this.confirmGrant(request, keys, this.replicaAck);
     return request.fencing ? { acquired: true, fence: value } : { acquired: true };
   }
@@ -215,6 +227,46 @@ export class RedisLockStore implements LockStore {
     return this.handoffWindow > 0 && this.subscriber !== undefined;
   }
 
+  /**
+   * Whether a release grants the lease straight to the waiter first in line (see RELEASE): with the line, and
+   * without replicaAck, whose grants must each wait for the replicas.
+   */
+  private get grantsDirectly(): boolean {
+    return this.usesLine && !this.replicaAck;
+  }
+
+  /** The channel this store's waiters of a key listen on: its own in the line, else the key's. */
+  private noticesOf(keys: ResourceKeys): string {
+    return this.grantsDirectly ? `${keys.channel}:${this.owner}` : keys.channel;
+  }
+
+  /** A release granted version `version` to one of our waiters: wake them, or give it back if none will take it. */
+  private grantArrived(version: number, fence: number): boolean {
+    const outcome = this.direct.arrived(version, fence);
+    if (!outcome) return false;
+    if ('wake' in outcome) return true;
+    this.giveBack(outcome.giveBack.key, outcome.giveBack.token);
+    return false;
+  }
+
+  /** Releases a direct grant nobody here will use, so the key passes to the next in line at once. */
+  private giveBack(key: string, token: string): void {
+    const call = this.release(key, token).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.givingBack.add(call);
+    void call.finally(() => this.givingBack.delete(call));
+  }
+
+  takeGrant(key: string, token: string): DirectGrant | undefined {
+    return this.direct.take(key, token);
+  }
+
+  withdrawOffer(key: string, token: string): void {
+    for (const untaken of this.direct.withdraw(key, token)) this.giveBack(untaken.key, untaken.token);
+  }
+
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
@@ -222,7 +274,7 @@ export class RedisLockStore implements LockStore {
     const ownListeners = this.usesLine ? Number.MAX_SAFE_INTEGER : this.subscriber?.isListening(keys.channel) ? 1 : 0;
     const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, RELEASE, [keys.lock, keys.line], args),
+      runScript(this.client, RELEASE, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
     return reply === 1;
   }
@@ -232,7 +284,7 @@ export class RedisLockStore implements LockStore {
     // a hand-over needs the line (it tells whether another process waits), and exactly one local waiting
     // queue: two managers sharing this store share one place in the line, and one could keep the key from the
     // other; with replicaAck each grant must wait for replicas on its own
-    if (this.replicaAck || !this.usesLine || this.subscriber?.watchers(keys.channel) !== 1) {
+    if (this.replicaAck || !this.usesLine || this.subscriber?.watchers(this.noticesOf(keys)) !== 1) {
       return { released: await this.release(key, token), handedOver: false };
     }
     const args = [
@@ -247,7 +299,7 @@ export class RedisLockStore implements LockStore {
       next.holder ?? '',
     ];
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.line], args),
+      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
     const [outcome, fence] = reply as [number, number];
     if (outcome === 0) return { released: false, handedOver: false };
@@ -258,7 +310,11 @@ export class RedisLockStore implements LockStore {
   async leaveLine(key: string): Promise<void> {
     if (!this.usesLine || this.closed) return;
     const keys = this.keysOf(key);
-    await this.run('leave the line of', key, keys, () => this.client.lrem(keys.line, 0, this.owner));
+    await this.run('leave the line of', key, keys, async () => {
+      const replies =
+        (await this.client.pipeline().lrem(keys.line, 0, this.owner).hdel(keys.offers, this.owner).exec()) ?? [];
+      for (const [error] of replies) if (error) throw error;
+    });
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
@@ -307,7 +363,7 @@ export class RedisLockStore implements LockStore {
   async watch(key: string, since?: number): Promise<ReleaseWatch> {
     if (!this.subscriber || this.closed) return NotifiableWatch.timerOnly();
     try {
-      return await this.subscriber.watch(this.keysOf(key).channel, since);
+      return await this.subscriber.watch(this.noticesOf(this.keysOf(key)), since);
     } catch {
       // pub/sub refused (ACL, proxy without pub/sub): the waiter falls back to its backoff timer
       return NotifiableWatch.timerOnly();
@@ -446,6 +502,8 @@ export class RedisLockStore implements LockStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // grants given back must reach the server before the connection goes
+    await Promise.all(this.givingBack);
     await this.subscriber?.close();
     if (this.options.ownsClient) await closeClient(this.client);
     this.connection?.stop();

@@ -212,7 +212,8 @@ export class RedlockStore implements LockStore {
     });
     const started = performance.now();
     const replies = await this.round(
-      (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line], args) as Promise<AcquireReply>,
+      (client) =>
+        runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line, keys.offers], args) as Promise<AcquireReply>,
       (sofar) => countAnswers(sofar, isGrant) >= this.quorum,
     );
     const grants = countAnswers(replies, isGrant);
@@ -238,7 +239,13 @@ export class RedlockStore implements LockStore {
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     const replies = await this.round(
-      (client, index) => runScript(client, RELEASE, [keys.lock, keys.line], this.releaseArgs(keys, token, index)),
+      (client, index) =>
+        runScript(
+          client,
+          RELEASE,
+          [keys.lock, keys.fence, keys.line, keys.offers],
+          this.releaseArgs(keys, token, index),
+        ),
       (sofar) => countAnswers(sofar, isOne) >= this.quorum,
     );
     if (countAnswers(replies, isOne) >= this.quorum) return true;
@@ -443,7 +450,12 @@ export class RedlockStore implements LockStore {
    */
   private async undo(keys: ResourceKeys, token: string): Promise<void> {
     await this.round((client) =>
-      runScript(client, RELEASE, [keys.lock, keys.line], [token, keys.channel, '', this.owner, 0, 0]),
+      runScript(
+        client,
+        RELEASE,
+        [keys.lock, keys.fence, keys.line, keys.offers],
+        [token, keys.channel, '', this.owner, 0, 0],
+      ),
     );
   }
 

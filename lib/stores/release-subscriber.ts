@@ -24,6 +24,34 @@ interface Channel {
   idle?: NodeJS.Timeout;
 }
 
+/** How a {@link ReleaseSubscriber} reads the notices it hears. */
+export interface ReleaseSubscriberOptions {
+  /**
+   * The store's owner id: a notice that names another owner (the key is reserved for that process, first in
+   * the line) wakes nobody here; `*` (or anything else unnamed) wakes every waiter.
+   */
+  readonly owner?: string;
+  /**
+   * ms a channel stays subscribed after its last watch closed, so that a process waiting for the same key
+   * again and again does not subscribe each time, and its next wait is covered from the start.
+   */
+  readonly linger?: number;
+  /**
+   * ms a reservation for another process lasts: a notice that names this process next in line wakes its
+   * waiters once that is over (unless a later notice came first), so that a process that died first in
+   * line costs the others one window, not their backoff.
+   */
+  readonly handoffWindow?: number;
+  /**
+   * A notice `=version fence` on a channel: a release granted this process's waiter the lease directly (see
+   * RELEASE). Returns whether the channel's waiters should wake to take it.
+   */
+  readonly onGrant?: (version: number, fence: number) => boolean;
+}
+
+/** A direct grant's notice: the version of the request it granted and the fence. */
+const GRANT = /^=(\d+) (\d+)$/;
+
 /**
  * One subscriber connection per store, shared by every waiter of every key (on a Cluster: one client
  * whose sharded subscribers keep a connection to each master). Channels are counted by the watches on
@@ -41,20 +69,11 @@ export class ReleaseSubscriber {
    * @param connect opens the dedicated subscriber connection (owned and closed by this class); for a
    *   Cluster it must have ioredis' `shardedSubscribers` on, or SSUBSCRIBE goes to one random node
    * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
-   * @param owner the store's owner id: a notice that names another owner (the key is reserved for that
-   *   process, first in the line) wakes nobody here; `*` (or anything else unnamed) wakes every waiter
-   * @param linger ms a channel stays subscribed after its last watch closed, so that a process waiting for
-   *   the same key again and again does not subscribe each time, and its next wait is covered from the start
-   * @param handoffWindow ms a reservation for another process lasts: a notice that names this process next
-   *   in line wakes its waiters once that is over (unless a later notice came first), so that a process that
-   *   died first in line costs the others one window, not their backoff
    */
   constructor(
     private readonly connect: () => Client,
     readonly sharded: boolean,
-    private readonly owner?: string,
-    private readonly linger = 0,
-    private readonly handoffWindow = 0,
+    private readonly options: ReleaseSubscriberOptions = {},
   ) {}
 
   /** Whether this process currently listens on `channel` (so the releaser can discount itself). */
@@ -119,10 +138,22 @@ export class ReleaseSubscriber {
   private hear(entry: Channel, message: string): void {
     clearTimeout(entry.relook);
     entry.relook = undefined;
+    const grant = GRANT.exec(message);
+    if (grant) {
+      if (this.options.onGrant?.(Number(grant[1]), Number(grant[2]))) {
+        entry.lastNotice = performance.now();
+        this.wake(entry);
+      }
+      return;
+    }
     const reservation = RESERVATION.exec(message);
-    if (reservation && reservation[1] !== this.owner) {
-      if (reservation[2] !== undefined && reservation[2] === this.owner && this.handoffWindow > 0) {
-        entry.relook = setTimeout(() => this.wake(entry), this.handoffWindow + 1);
+    if (reservation && reservation[1] !== this.options.owner) {
+      if (
+        reservation[2] !== undefined &&
+        reservation[2] === this.options.owner &&
+        (this.options.handoffWindow ?? 0) > 0
+      ) {
+        entry.relook = setTimeout(() => this.wake(entry), (this.options.handoffWindow ?? 0) + 1);
         entry.relook.unref();
       }
       return;
@@ -148,8 +179,8 @@ export class ReleaseSubscriber {
   private unwatch(channel: string, watch: NotifiableWatch): void {
     const entry = this.channels.get(channel);
     if (!entry || !entry.watches.delete(watch) || entry.watches.size > 0) return;
-    if (this.linger > 0 && this.connection) {
-      entry.idle = setTimeout(() => this.unsubscribe(channel, entry), this.linger);
+    if ((this.options.linger ?? 0) > 0 && this.connection) {
+      entry.idle = setTimeout(() => this.unsubscribe(channel, entry), this.options.linger ?? 0);
       entry.idle.unref();
     } else {
       this.unsubscribe(channel, entry);

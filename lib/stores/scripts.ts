@@ -89,39 +89,64 @@ end
 `;
 
 /**
- * Lua shared by the scripts that release a marked lease (the token was checked): someone waited for it. When
- * processes stand in the key's line, the one that has waited longest gets the key reserved ('>owner') for the
- * hand-off window and the notice names it ('owner', or 'owner next' with the one after it), so only it wakes;
- * otherwise, when waiters elsewhere heard the
- * notice, the key is reserved briefly ('~owner') against this owner so that one of them wins instead of this
- * process re-taking it.
+ * Lua shared by the scripts that release a marked lease (the token was checked): someone waited for it.
+ * When processes stand in the key's line, the one that has waited longest gets the key: when it left an
+ * offer (its waiter's token, ttl, fencing and holder record, see ACQUIRE), the lease is granted to that
+ * waiter right here and the notice on that process's own channel (`<channel>:<owner>`) says so ('=version
+ * fence'), so the waiter starts without another request; when nobody listens on that channel (PUBLISH
+ * answers 0: the process is gone) the grant is undone at once and the next in line is asked. A place without
+ * an offer gets the key reserved ('>owner') for the hand-off window and a notice on the key's channel that
+ * names it ('owner', or 'owner next' with the one after it), so only it wakes. With the line empty, when
+ * waiters elsewhere heard the notice, the key is reserved briefly ('~owner') against this owner so that one
+ * of them wins instead of this process re-taking it.
+ * w: lock, fence, line, offers (keys); channel, publish, owner, window, ownListeners.
  */
 const RELEASE_LUA = `
-local function releaseToWaiters(lockKey, lineKey, channel, publish, owner, window, ownListeners)
-  if tonumber(window) > 0 then
-    local nextOwner = redis.call('LPOP', lineKey)
-    if nextOwner then
-      redis.call('SET', lockKey, '>' .. nextOwner, 'PX', window)
-      if publish ~= '' then
-        -- the notice also names who stands next, which looks again once the window is over, should the
-        -- reserved process never come (it died while waiting)
-        local after = redis.call('LINDEX', lineKey, 0)
-        if after then nextOwner = nextOwner .. ' ' .. after end
-        -- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
-        redis.pcall(publish, channel, nextOwner)
+local function releaseToWaiters(w)
+  if tonumber(w.window) > 0 then
+    -- a few departed processes in a row are passed over in this call; more wait for their next look
+    for _ = 1, 8 do
+      local nextOwner = redis.call('LPOP', w.line)
+      if not nextOwner then break end
+      local offer = redis.call('HGET', w.offers, nextOwner)
+      if offer and w.publish ~= '' then
+        redis.call('HDEL', w.offers, nextOwner)
+        local version, token, ttl, fencing, holder = string.match(offer, '^(%d+) (%x+) (%d+) ([01]) ?(.*)$')
+        if version then
+          local fence = grant(w.lock, w.fence, leaseValue(token, holder), ttl, fencing, redis.call('LLEN', w.line) > 0)
+          if type(fence) ~= 'table' then
+            local notice = '=' .. version .. ' ' .. string.format('%.0f', fence)
+            local heard = redis.pcall(w.publish, w.channel .. ':' .. nextOwner, notice)
+            if type(heard) == 'number' and heard > 0 then return end
+            redis.call('DEL', w.lock)
+          end
+        end
+      else
+        redis.call('SET', w.lock, '>' .. nextOwner, 'PX', w.window)
+        if w.publish ~= '' then
+          -- the notice also names who stands next, which looks again once the window is over, should the
+          -- reserved process never come (it died while waiting)
+          local after = redis.call('LINDEX', w.line, 0)
+          local notice = nextOwner
+          if after then notice = nextOwner .. ' ' .. after end
+          -- pcall: a user whose ACL refuses the channel still releases; its waiters fall back to their backoff
+          redis.pcall(w.publish, w.channel, notice)
+          -- the one next may listen on its own channel only (it left an offer)
+          if after then redis.pcall(w.publish, w.channel .. ':' .. after, notice) end
+        end
+        return
       end
-      return
     end
   end
   local listeners = 0
-  if publish ~= '' then
-    local published = redis.pcall(publish, channel, '*')
+  if w.publish ~= '' then
+    local published = redis.pcall(w.publish, w.channel, '*')
     if type(published) == 'number' then listeners = published end
   end
-  if listeners > tonumber(ownListeners) and tonumber(window) > 0 then
-    redis.call('SET', lockKey, '~' .. owner, 'PX', window)
+  if listeners > tonumber(w.ownListeners) and tonumber(w.window) > 0 then
+    redis.call('SET', w.lock, '~' .. w.owner, 'PX', w.window)
   else
-    redis.call('DEL', lockKey)
+    redis.call('DEL', w.lock)
   end
 end
 `;
@@ -131,9 +156,10 @@ end
  * line), or reserved against anyone but this owner ('~owner'). A refused caller that will wait marks the
  * lease (so that its release tells the waiters) and, with the line on, takes a place in the key's line of
  * waiting processes (once), so that a release reserves the key for it in its turn.
- * KEYS: lock, fence, line. ARGV: token, ttl ms, fencing ('1'/'0'), owner id, holder record ('' for none),
- * line ('0' stays out of it, '1' joins when refused, '2' also leaves it when granted), line ttl ms, mark the
- * lease when refused ('1'/'0').
+ * KEYS: lock, fence, line, offers. ARGV: token, ttl ms, fencing ('1'/'0'), owner id, holder record ('' for
+ * none), line ('0' stays out of it, '1' joins when refused, '2' also leaves it when granted), line ttl ms, mark
+ * the lease when refused ('1'/'0'), offer ('version token ttl fencing holder', '' for none: with it, a refused
+ * caller in the line leaves its request, so that a release can grant it the lease directly).
  * Returns {1, fence or 0} on a grant, {0, holder's PTTL} otherwise.
  */
 export const ACQUIRE = script(
@@ -173,6 +199,7 @@ if not current or (mark == '~' and current ~= '~' .. ARGV[4]) then
   local marked = false
   if ARGV[6] == '2' then
     redis.call('LREM', KEYS[3], 0, ARGV[4])
+    redis.call('HDEL', KEYS[4], ARGV[4])
     marked = redis.call('LLEN', KEYS[3]) > 0
   end
   local fence = grant(KEYS[1], KEYS[2], value, ARGV[2], ARGV[3], marked)
@@ -183,6 +210,11 @@ if ARGV[6] ~= '0' and not redis.call('LPOS', KEYS[3], ARGV[4]) then
   -- a new line gets an expiry: places of waiters that left without their turn go with it once the key is
   -- quiet (a line still busy then is dropped too; its waiters take new places at their next refusal)
   if redis.call('RPUSH', KEYS[3], ARGV[4]) == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[7]) end
+end
+if ARGV[6] ~= '0' and ARGV[9] ~= '' then
+  -- the latest request of this process stands in its place (the line keeps the order, this its terms)
+  redis.call('HSET', KEYS[4], ARGV[4], ARGV[9])
+  redis.call('PEXPIRE', KEYS[4], ARGV[7])
 end
 local pttl = redis.call('PTTL', KEYS[1])
 -- mark a lease (not a reservation) once, keeping its expiry (rounded down to the ms: never longer)
@@ -201,6 +233,8 @@ export interface LinePlace {
   readonly lineTtl: number;
   /** Whether a refusal marks the lease, so that its release tells the waiters. */
   readonly marks: boolean;
+  /** With a place in the line, the version under which this request stands there to be granted directly. */
+  readonly offer?: number;
 }
 
 /** The ARGV of {@link ACQUIRE} for a request of `owner`, in the order the script reads them. */
@@ -214,28 +248,34 @@ export function acquireArgs(request: AcquireRequest, owner: string, place: LineP
     place.line,
     place.lineTtl,
     place.marks ? '1' : '0',
+    place.offer === undefined
+      ? ''
+      : `${place.offer} ${request.token} ${request.ttl} ${request.fencing ? '1' : '0'} ${request.holder ?? ''}`,
   ];
 }
 
 /**
  * Releases the lease only while the token holds it. An unmarked lease nobody waited for is one DEL; a marked
  * one tells its waiters in the same step.
- * KEYS: lock, line. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for none), owner id,
- * hand-off window ms, how many listeners of the notice may hear it before the key is held back from the
+ * KEYS: lock, fence, line, offers. ARGV: token, channel, publish command ('PUBLISH', 'SPUBLISH' or '' for
+ * none), owner id, hand-off window ms, how many listeners of the notice may hear it before the key is held back from the
  * releaser (its own subscriber: 0 or 1; with the line on, every waiter is in the line, so a huge number:
  * subscribers that linger after their wait must not hold the key back).
  * Returns 1 when released, 0 when the lease was not ours any more.
  */
 export const RELEASE = script(
   'release',
-  `${LEASE_LUA}${RELEASE_LUA}
+  `${LEASE_LUA}${GRANT_LUA}${RELEASE_LUA}
 local own = ownership(redis.call('GET', KEYS[1]), ARGV[1])
 if own == 0 then return 0 end
 if own == 1 then
   redis.call('DEL', KEYS[1])
   return 1
 end
-releaseToWaiters(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+releaseToWaiters({
+  lock = KEYS[1], fence = KEYS[2], line = KEYS[3], offers = KEYS[4],
+  channel = ARGV[2], publish = ARGV[3], owner = ARGV[4], window = ARGV[5], ownListeners = ARGV[6],
+})
 return 1
 `,
 );
@@ -244,8 +284,8 @@ return 1
  * Releases the lease only while the token holds it and, unless another process stands first in the key's
  * line, grants it in the same step to the releaser's next local waiter (one round trip, no notice). When
  * another process is first in line, releases as RELEASE does, so a process cannot keep a key others want.
- * KEYS: lock, fence, line. ARGV: token, channel, publish command ('PUBLISH' or 'SPUBLISH'), owner id,
- * hand-off window ms, next token, next ttl ms, next fencing ('1'/'0'), next holder record ('' for none).
+ * KEYS: lock, fence, line, offers. ARGV: token, channel, publish command ('PUBLISH' or 'SPUBLISH'), owner
+ * id, hand-off window ms, next token, next ttl ms, next fencing ('1'/'0'), next holder record ('' for none).
  * Returns {0, 0} when the lease was not ours, {1, 0} when released to other waiters, {2, fence or 0}
  * when handed over.
  */
@@ -258,11 +298,17 @@ local marked = false
 if own == 2 then
   local first = redis.call('LINDEX', KEYS[3], 0)
   if first and first ~= ARGV[4] then
-    releaseToWaiters(KEYS[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], 0)
+    releaseToWaiters({
+      lock = KEYS[1], fence = KEYS[2], line = KEYS[3], offers = KEYS[4],
+      channel = ARGV[2], publish = ARGV[3], owner = ARGV[4], window = ARGV[5], ownListeners = 0,
+    })
     return {1, 0}
   end
   -- our own turn: our next waiter takes it, marked while others still stand in the line
-  if first then redis.call('LPOP', KEYS[3]) end
+  if first then
+    redis.call('LPOP', KEYS[3])
+    redis.call('HDEL', KEYS[4], ARGV[4])
+  end
   marked = redis.call('LLEN', KEYS[3]) > 0
 end
 local fence = grant(KEYS[1], KEYS[2], leaseValue(ARGV[6], ARGV[9]), ARGV[7], ARGV[8], marked)

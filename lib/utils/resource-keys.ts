@@ -4,6 +4,9 @@ export interface ResourceKeys {
   readonly fence: string;
   /** The processes waiting for the lease, in the order they asked (see ACQUIRE and RELEASE). */
   readonly line: string;
+  /** The request each process in the line leaves to be granted directly (see RELEASE). */
+  readonly offers: string;
+  /** Release notices; a process in the line hears its own on `<channel>:<owner>`. */
   readonly channel: string;
 }
 
@@ -18,6 +21,7 @@ export function resourceKeys(prefix: string, key: string): ResourceKeys {
     lock: base,
     fence: `${base}:fence`,
     line: `${base}:line`,
+    offers: `${base}:offers`,
     channel: `${base}:released`,
   };
 }

@@ -14,6 +14,7 @@ import { freePort } from '../support/redis-server.js';
 import { keySlot, startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 import { storedToken } from '../support/stored-token.js';
+import { channelListeners } from '../support/channel-listeners.js';
 
 describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
   let cluster: RedisClusterHandle;
@@ -113,7 +114,7 @@ describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
       // the waiter's subscriber listens on the master of the key's slot, and only there
       const owner = await cluster.masterForKey(names(key).lock);
       for (let count = 0; count === 0;) {
-        count = Number(((await direct(owner).call('PUBSUB', 'SHARDNUMSUB', names(key).channel)) as unknown[])[1]);
+        count = await channelListeners(direct(owner), names(key).channel, true);
       }
       const released = performance.now();
       await lock.release();

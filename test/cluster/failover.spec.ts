@@ -8,6 +8,7 @@ import { resourceKeys } from '../../lib/utils/resource-keys.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 import { uniquePrefix } from '../support/stores.js';
 import { storedToken } from '../support/stored-token.js';
+import { channelListeners } from '../support/channel-listeners.js';
 
 const ACK = { replicas: 1, timeout: 500 };
 
@@ -154,14 +155,14 @@ describe('RedisLockStore on a Redis Cluster through a failover', () => {
       }
     })();
     const owner = direct(master);
-    while (Number(((await owner.call('PUBSUB', 'SHARDNUMSUB', names(key).channel)) as unknown[])[1]) === 0);
+    while ((await channelListeners(owner, names(key).channel, true)) === 0);
 
     await cluster.killNode(master);
     const successor = await cluster.waitForFailover(master);
     // the waiter's sharded subscriber follows the slot to the new master by itself
     const heir = direct(successor);
     const deadline = performance.now() + 10_000;
-    while (Number(((await heir.call('PUBSUB', 'SHARDNUMSUB', names(key).channel)) as unknown[])[1]) === 0) {
+    while ((await channelListeners(heir, names(key).channel, true)) === 0) {
       if (performance.now() > deadline) throw new Error('the waiter never subscribed on the new master');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

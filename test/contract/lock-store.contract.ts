@@ -139,9 +139,11 @@ export function describeStoreContract(kind: StoreKind): void {
       expect(await store.release('ho', first)).toBe(false);
       expect(await store.extend('ho', next, 5000)).toBe(true);
 
-      // another process waits now (it was refused, so it stands in the line): the release reserves the key for it
+      // another process waits now (it was refused, so it stands in the line): the release goes to it, granted
+      // directly where the store can (its request stood in the line), else reserved for it
       const theirs = await other.watch('ho');
-      const refused = await other.acquire({ ...request, token: newToken(), waiting: { again: false, ttl: 5000 } });
+      const waiterToken = newToken();
+      const refused = await other.acquire({ ...request, token: waiterToken, waiting: { again: false, ttl: 5000 } });
       expect(refused.acquired).toBe(false);
       const releaseSent = performance.now();
       expect(await store.handOver('ho', next, { ...request, token: newToken() })).toEqual({
@@ -149,13 +151,23 @@ export function describeStoreContract(kind: StoreKind): void {
         handedOver: false,
       });
       expect(await theirs.next(1000)).toBe(true);
+      const direct = other.takeGrant?.('ho', waiterToken);
       const mineToken = newToken();
       const mine = await store.acquire({ key: 'ho', token: mineToken, ttl: 5000, fencing: false });
-      // the reservation lasts the hand-off window from when the release ran, which is after it was sent: an
-      // answer within the window proves it held us back (on a machine too busy for that, the key is simply free)
-      if (performance.now() - releaseSent < DEFAULT_HANDOFF_WINDOW) expect(mine.acquired).toBe(false);
-      else if (mine.acquired) await store.release('ho', mineToken);
-      expect((await other.acquire({ key: 'ho', token: newToken(), ttl: 5000, fencing: false })).acquired).toBe(true);
+      if (direct) {
+        // the waiter holds it from its request's send time, fenced as it asked, and only once
+        expect(direct.sentAt).toBeLessThan(releaseSent);
+        if (handed.handedOver) expect(direct.fence).toBeGreaterThan(handed.fence!);
+        expect(other.takeGrant?.('ho', waiterToken)).toBeUndefined();
+        expect(mine.acquired).toBe(false);
+        expect(await other.release('ho', waiterToken)).toBe(true);
+      } else {
+        // the reservation lasts the hand-off window from when the release ran, which is after it was sent: an
+        // answer within the window proves it held us back (on a machine too busy for that, the key is simply free)
+        if (performance.now() - releaseSent < DEFAULT_HANDOFF_WINDOW) expect(mine.acquired).toBe(false);
+        else if (mine.acquired) await store.release('ho', mineToken);
+        expect((await other.acquire({ key: 'ho', token: newToken(), ttl: 5000, fencing: false })).acquired).toBe(true);
+      }
       ours.close();
       theirs.close();
     });

@@ -7,6 +7,7 @@ import { LedgerService, type LedgerEntry } from '../../sample/ledger/ledger.serv
 import type { Sale } from '../../sample/inventory/inventory.service.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 import { request, startSample, until, type RunningSample } from './start-sample.js';
+import { channelListeners } from '../support/channel-listeners.js';
 
 describe('the sample app, two instances on one Redis', () => {
   const keyPrefix = uniquePrefix();
@@ -49,7 +50,7 @@ describe('the sample app, two instances on one Redis', () => {
       const purchase = request<Sale>('POST', `${b.url}/inventory/p2/purchase`);
       // the buyer is waiting once it listens for the key's release notice
       const { channel } = resourceKeys(`${keyPrefix}lock:`, 'inventory:p2');
-      await until(async () => ((await admin.pubsub('NUMSUB', channel)) as [string, number])[1] > 0);
+      await until(async () => (await channelListeners(admin, channel)) > 0);
       const releasedAt = performance.timeOrigin + performance.now();
       await held.release();
       const response = await purchase;

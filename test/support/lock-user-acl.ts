@@ -6,7 +6,24 @@
 export function lockUserRules(prefix: string): string[] {
   const commands = [
     ...['evalsha', 'eval', 'script|load', 'script|exists'],
-    ...['get', 'set', 'del', 'pexpire', 'pttl', 'time', 'lpop', 'llen', 'rpush', 'lpos', 'lrem', 'lindex', 'mget'],
+    ...[
+      'get',
+      'set',
+      'del',
+      'pexpire',
+      'pttl',
+      'time',
+      'lpop',
+      'llen',
+      'rpush',
+      'lpos',
+      'lrem',
+      'lindex',
+      'hset',
+      'hget',
+      'hdel',
+      'mget',
+    ],
     ...['publish', 'spublish', 'subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe'],
     ...['ping', 'info', 'config|get', 'wait'],
   ];
