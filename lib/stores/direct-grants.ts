@@ -6,8 +6,9 @@ export interface PendingOffer {
   readonly key: string;
   readonly token: string;
   readonly sentAt: number;
-  /** Past this `performance.now()` time, any grant of this offer has ended by its ttl. */
-  readonly endsBy: number;
+  readonly ttl: number;
+  /** Past this `performance.now()` time, a grant of this withdrawn offer has ended by its ttl. */
+  endsBy: number;
   granted?: { readonly fence: number };
   /** Its waiter left: a grant that comes for it is given back at once. */
   withdrawn: boolean;
@@ -26,10 +27,9 @@ export class DirectGrants {
 
   /** Registers a request about to be sent with an offer; returns the version it stands under. */
   offer(key: string, token: string, ttl: number, sentAt: number): number {
-    this.forgetEnded(sentAt);
+    this.forget(key, token, sentAt);
     const version = this.nextVersion++;
-    // a notice can trail its grant; twice the ttl leaves room for that, and no grant outlives it
-    this.offers.set(version, { key, token, sentAt, endsBy: sentAt + 2 * ttl, withdrawn: false });
+    this.offers.set(version, { key, token, sentAt, ttl, endsBy: Infinity, withdrawn: false });
     return version;
   }
 
@@ -76,6 +76,8 @@ export class DirectGrants {
         untaken.push(offer);
       } else {
         offer.withdrawn = true;
+        // a notice can trail its grant; twice the ttl from now leaves room for that, and no grant outlives it
+        offer.endsBy = performance.now() + 2 * offer.ttl;
       }
     }
     return untaken;
@@ -89,7 +91,21 @@ export class DirectGrants {
     return false;
   }
 
-  private forgetEnded(now = performance.now()): void {
-    for (const [version, offer] of this.offers) if (offer.endsBy < now) this.offers.delete(version);
+  /**
+   * Forgets withdrawn offers whose grant would have ended, and all but the latest few requests of `token`
+   * on `key`: a release reads the request that stands in the line when it runs, so a grant of an older one
+   * can only come from a release that ran before the newer ones were written, and its notice is on its way.
+   */
+  private forget(key: string, token: string, now: number): void {
+    let kept = 0;
+    for (const [version, offer] of [...this.offers].reverse()) {
+      if (offer.endsBy < now) this.offers.delete(version);
+      else if (offer.key === key && offer.token === token && !offer.granted && ++kept > KEPT_REQUESTS) {
+        this.offers.delete(version);
+      }
+    }
   }
 }
+
+/** How many of a waiter's latest requests in a line a store remembers (see DirectGrants.forget). */
+const KEPT_REQUESTS = 4;

@@ -304,6 +304,8 @@ export class RedisLockStore implements LockStore {
     const [outcome, fence] = reply as [number, number];
     if (outcome === 0) return { released: false, handedOver: false };
     if (outcome === 1) return { released: true, handedOver: false };
+    // the next waiter holds it now: requests it left in the line are spent
+    this.direct.spent(next.key, next.token);
     return next.fencing ? { released: true, handedOver: true, fence } : { released: true, handedOver: true };
   }
 
