@@ -16,8 +16,8 @@ interface Variant {
 
 const WAITING =
   'local FIFO per key (only the head of a process talks to Redis, a local release wakes it at once); across ' +
-  'clients a line of waiting processes in Redis: the release reserves the key for the first in line for the ' +
-  'hand-off window (20 ms) and its notice (pub/sub) wakes that process';
+  'clients a line of waiting processes in Redis: the release grants the key to the request of the first in ' +
+  'line, whose notice (pub/sub, its own channel) tells it so: it starts without another request';
 
 function nestjsLock(variant: Variant): Library {
   return {

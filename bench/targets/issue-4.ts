@@ -34,8 +34,8 @@ export function issue4Checks(t: Tables, renewal: { leases: number; ttl: number }
   ] as const) {
     const scope = `(${id}${library === PER_WORKER ? '/per-worker' : ''})`;
     const across =
-      'Across clients a hand-off is the release (1 round trip), the notice to the client first in line, its ' +
-      'wake-up and its attempt (1 round trip).';
+      'Across clients a hand-off is the release (1 round trip, granting the key to the client first in line), ' +
+      'the notice to that client and its wake-up.';
     checks.push(
       {
         target: `handoff gap p50 ≤ 0.5 ms ${scope}`,
@@ -96,9 +96,9 @@ export function issue4Checks(t: Tables, renewal: { leases: number; ttl: number }
       limit: 6,
       compare: '<=',
       why: () =>
-        'Between processes a hand-off takes a refused plain SET NX of the waiter, then three scripts: the waiter ' +
-        'refused (it marks the lease and joins the line), the release (line, reservation, notice naming the next ' +
-        'two) and the grant; their commands are in the notes of table 7.',
+        'Between processes a hand-off takes a refused plain SET NX of the waiter, then two scripts: the waiter ' +
+        'refused (it marks the lease, joins the line and leaves its request beside its place) and the release ' +
+        '(which grants that request and tells its process); their commands are in the notes of table 7.',
     });
   }
   const perBatch = renewal.leases / (renewal.ttl / 3000) / BATCH;
