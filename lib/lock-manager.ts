@@ -540,13 +540,19 @@ export class LockManager {
       const since = queue.watch ? undefined : refused?.sentAt;
       queue.watch ??= this.store.watch(key, since);
       const watch = await queue.watch;
-      const covered = since !== undefined && watch.listeningSince !== undefined && watch.listeningSince <= since;
+      // (a store that grants the next waiter directly needs its request beside its place: it asks once more)
+      const covered =
+        !this.store.grantsToWaiters &&
+        since !== undefined &&
+        watch.listeningSince !== undefined &&
+        watch.listeningSince <= since;
       for (let round = 0; ; round++) {
         if (this.shuttingDown) throw shuttingDownError(key);
         const local = this.held.get(key);
         // without cover, a release between our refusal and the watch would go unheard: ask again first
         if (!local && !(round === 0 && covered)) {
-          last = await this.attempt(key, token, settings, trace, { again: true, ttl: deadline - performance.now() });
+          const waiting = { again: true, ttl: deadline - performance.now(), next: true };
+          last = await this.attempt(key, token, settings, trace, waiting);
           if ('lock' in last) return (acquired = last);
           // a late grant was given back: ask again at once, it says nothing about another holder
           if ('late' in last) {

@@ -19,9 +19,11 @@ export interface AcquireRequest {
    * Set when the caller waits if refused. A store with a line of waiting processes per key (RedisLockStore)
    * then gives it a place, so that a release reserves the key for the process that has waited longest.
    * `again`: the caller may already have a place (a grant then frees it). `ttl`: how long, in ms, its place is
-   * worth keeping (the rest of its wait). Other stores ignore it.
+   * worth keeping (the rest of its wait). `next`: the caller is the one of its process that waits next for
+   * the key (the head of the manager's local queue), which takes a lease a release grants straight to its
+   * request (see `takeGrant`); only its request may stand beside the process's place. Other stores ignore it.
    */
-  readonly waiting?: { readonly again: boolean; readonly ttl: number };
+  readonly waiting?: { readonly again: boolean; readonly ttl: number; readonly next?: boolean };
 }
 
 /** The answer to an acquire: a grant (with its fence when asked), or the holder's remaining lease. */
@@ -127,6 +129,11 @@ export interface LockStore {
   takeGrant?(key: string, token: string): DirectGrant | undefined;
   /** Optional: `token`'s request no longer waits for `key`; a direct grant that comes for it is given back. */
   withdrawOffer?(key: string, token: string): void;
+  /**
+   * Optional: `true` when a release may grant the lease straight to the next waiter's request (`takeGrant`);
+   * its waiters then always leave their request with a second attempt instead of relying on a notice alone.
+   */
+  readonly grantsToWaiters?: boolean;
   /** Sets the lease to `ttl` ms only while `token` holds it; never re-creates a missing key. */
   extend(key: string, token: string, ttl: number): Promise<boolean>;
   /** Renews many leases in one batch; each entry is the outcome of `extend` or the error it met. */

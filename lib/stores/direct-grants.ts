@@ -51,9 +51,10 @@ export class DirectGrants {
 
   /** The grant that came for `token`'s request on `key`, once: the waiter holds the lease from now on. */
   take(key: string, token: string): DirectGrant | undefined {
-    for (const [version, offer] of this.offers) {
+    for (const offer of this.offers.values()) {
       if (offer.key !== key || offer.token !== token || !offer.granted) continue;
-      this.offers.delete(version);
+      // its other requests are spent with it: one lease per key
+      this.spent(key, token);
       return { fence: offer.granted.fence, sentAt: offer.sentAt };
     }
     return undefined;

@@ -202,7 +202,7 @@ export class RedisLockStore implements LockStore {
     }
     // a waiter in the line leaves its request there, so that a release can grant it the lease directly
     const offer =
-      line !== '0' && this.grantsDirectly
+      line !== '0' && waiting?.next === true && this.grantsDirectly
         ? this.direct.offer(request.key, request.token, request.ttl, performance.now())
         : undefined;
     const args = acquireArgs(request, this.owner, {
@@ -233,6 +233,10 @@ export class RedisLockStore implements LockStore {
    */
   private get grantsDirectly(): boolean {
     return this.usesLine && !this.replicaAck;
+  }
+
+  get grantsToWaiters(): boolean {
+    return this.grantsDirectly;
   }
 
   /** The channel this store's waiters of a key listen on: its own in the line, else the key's. */

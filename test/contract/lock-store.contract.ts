@@ -143,7 +143,8 @@ export function describeStoreContract(kind: StoreKind): void {
       // directly where the store can (its request stood in the line), else reserved for it
       const theirs = await other.watch('ho');
       const waiterToken = newToken();
-      const refused = await other.acquire({ ...request, token: waiterToken, waiting: { again: false, ttl: 5000 } });
+      const waiting = { again: false, ttl: 5000, next: true };
+      const refused = await other.acquire({ ...request, token: waiterToken, waiting });
       expect(refused.acquired).toBe(false);
       const releaseSent = performance.now();
       expect(await store.handOver('ho', next, { ...request, token: newToken() })).toEqual({
