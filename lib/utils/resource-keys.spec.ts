@@ -28,11 +28,12 @@ const KEYS = [
 ];
 
 describe('resourceKeys', () => {
-  it('puts the lock, its fence counter, its line and its release channel under one hash tag after the prefix', () => {
+  it('puts the lock, its fence counter, its line, its waiters' offers and its release channel under one hash tag after the prefix', () => {
     expect(resourceKeys('lock:', 'orders:42')).toEqual({
       lock: 'lock:{orders:42}',
       fence: 'lock:{orders:42}:fence',
       line: 'lock:{orders:42}:line',
+      offers: 'lock:{orders:42}:offers',
       channel: 'lock:{orders:42}:released',
     });
   });
@@ -52,7 +53,7 @@ describe('resourceKeys', () => {
       }
     }
     expect(clashes).toEqual([]);
-    expect(owners.size).toBe(KEYS.length * 4);
+    expect(owners.size).toBe(KEYS.length * 5);
   });
 
   it('can be read back to the user key, so the escaping loses nothing', () => {
@@ -70,7 +71,7 @@ describe('resourceKeys', () => {
       for (const key of KEYS) {
         const names = resourceKeys(prefix, key);
         const slot = calculateSlot(names.lock);
-        if ([names.fence, names.line, names.channel].some((name) => calculateSlot(name) !== slot)) {
+        if ([names.fence, names.line, names.offers, names.channel].some((name) => calculateSlot(name) !== slot)) {
           split.push(prefix + key);
         }
       }
