@@ -28,7 +28,7 @@ const KEYS = [
 ];
 
 describe('resourceKeys', () => {
-  it('puts the lock, its fence counter, its line, its waiters' offers and its release channel under one hash tag after the prefix', () => {
+  it('puts the lock, its fence counter, its line, the offers of its waiters and its release channel under one hash tag after the prefix', () => {
     expect(resourceKeys('lock:', 'orders:42')).toEqual({
       lock: 'lock:{orders:42}',
       fence: 'lock:{orders:42}:fence',
