@@ -491,7 +491,7 @@ describe('RedisLockStore uncontended path (a plain SET NX PX)', () => {
     const [holder, waiter] = [redisStore(), redisStore()];
     const token = newToken();
     await holder.acquire({ key: 'marked', token, ttl: 10_000, fencing: false });
-    const waiting = { again: false, ttl: 10_000 };
+    const waiting = { again: false, ttl: 10_000, next: true };
     expect(
       (await waiter.acquire({ key: 'marked', token: newToken(), ttl: 10_000, fencing: false, waiting })).acquired,
     ).toBe(false);
@@ -518,7 +518,7 @@ describe('RedisLockStore keys', () => {
       const token = newToken();
       expect((await store.acquire({ key, token, ttl: 10_000, fencing: true, holder: '{}' })).acquired).toBe(true);
       // a waiter elsewhere takes a place in the line and marks the lease, so that its release sends a notice
-      const waiting = { again: false, ttl: 10_000 };
+      const waiting = { again: false, ttl: 10_000, next: true };
       const refused = await redisStore().acquire({ key, token: newToken(), ttl: 10_000, fencing: true, waiting });
       expect(refused.acquired).toBe(false);
       const written = await admin.keys(`${PREFIX}*`);
