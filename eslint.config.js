@@ -10,6 +10,15 @@ export default tseslint.config(
     },
   },
   {
+    // typed rules: a promise nobody awaits is a lock released late or a rejection nobody handles
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
