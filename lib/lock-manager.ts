@@ -159,8 +159,10 @@ export class LockManager {
   }
 
   /**
-   * The module-wide defaults with `options` applied and checked, a ttl against the store too.
+   * The module-wide defaults with `options` applied and checked, a ttl against the store too (once per
+   * `@WithLock` method, whose settings `runLocked` then takes).
    * @param scope where the options come from, for messages (e.g. `@WithLock(Job.run)`)
+   * @internal
    */
   resolve(options?: LockOptions, scope = ''): LockSettings {
     const settings = resolveSettings(this.settings, options, scope);
@@ -358,7 +360,7 @@ export class LockManager {
     return { locks: keys.map((key) => byKey.get(key) as Lock), taken };
   }
 
-  /** Releases locks, never throwing: a failed release only means the lease runs out by its TTL. */
+  /** Releases locks, never throwing: a failed release only means the lease runs out by its TTL. @internal */
   async releaseAll(locks: readonly Lock[], keepFor?: number): Promise<void> {
     await Promise.all(
       locks.map((lock) =>

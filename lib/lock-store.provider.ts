@@ -7,7 +7,10 @@ import { checkModuleOptions, type CheckedModuleOptions } from './utils/module-op
 /** Injection token of the module's checked options and the store built from them. @internal */
 export const LOCK_MODULE_STORE = Symbol('nestjs-lock:module-store');
 
-/** The module's options, checked, and its store. @internal */
+/**
+ * The module's options, checked, and its store. Not in the barrel, yet kept in the published `.d.ts`
+ * because `LockService`'s constructor takes it.
+ */
 export interface ModuleStore {
   readonly options: CheckedModuleOptions;
   readonly store: LockStore;

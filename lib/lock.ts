@@ -32,12 +32,13 @@ export class Lock {
   observed?: object;
 
   /**
+   * Made by the manager that grants the lease, not by application code. Not stripped from the `.d.ts`: a
+   * class without its constructor there would look constructible with no arguments.
    * @param key the resource as the caller named it
    * @param token the random token of this acquisition
    * @param ttl the lease length in ms
    * @param fence the fence granted with this lease, when fencing is on
    * @param sentAt `performance.now()` taken before the acquire request was sent
-   * @internal
    */
   constructor(
     readonly key: string,
