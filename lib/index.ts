@@ -34,18 +34,8 @@ export {
 export type { LockKeySpec } from './locked-method.js';
 export type { GraphQLFieldInfo, GraphQLResponsePath } from './transports/graphql-error.js';
 export type { DelayableJob } from './transports/job-error.js';
-export {
-  checkLockStore,
-  DEFAULT_HEALTH_TIMEOUT,
-  type LockStoreCheckOptions,
-  type LockStoreStatus,
-} from './health/check-lock-store.js';
-export {
-  LOCK_INSTRUMENTATION_SCOPE,
-  LOCK_METRICS,
-  LockTelemetry,
-  type InstrumentableLocks,
-} from './telemetry/lock-telemetry.js';
+export { checkLockStore, type LockStoreCheckOptions, type LockStoreStatus } from './health/check-lock-store.js';
+export { LOCK_INSTRUMENTATION_SCOPE, LOCK_METRICS, LockTelemetry } from './telemetry/lock-telemetry.js';
 export { MemoryLockStore } from './stores/memory.store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock.store.js';
@@ -53,4 +43,3 @@ export type { ReplicaAckOptions } from './stores/replica-ack.js';
 export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';
-export type { LockSettings } from './utils/lock-settings.js';

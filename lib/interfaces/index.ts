@@ -1,6 +1,7 @@
 export type {
   AcquireRequest,
   AcquireResult,
+  HandOverResult,
   LeaseRenewal,
   LockState,
   LockStore,
