@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { LockNotAcquiredError } from '../lib/errors/lock-not-acquired.error.js';
 import { LockManager } from '../lib/lock-manager.js';
+import type { Lock } from '../lib/lock.js';
 import { RedisLockStore } from '../lib/stores/redis.store.js';
 import { resourceKeys } from '../lib/utils/resource-keys.js';
 import { channelListeners } from './support/channel-listeners.js';
@@ -78,18 +79,24 @@ describe('a release that grants the lease to the waiter first in line', () => {
     return { lock, attempts, asked };
   }
 
+  /** Releases `lock`; `waiting` must get the key from that release, long before its own retry. */
+  async function servedByRelease(lock: Lock, waiting: ReturnType<typeof waitFor>) {
+    const released = performance.now();
+    await lock.release();
+    const { held, at } = await waiting.lock;
+    expect(at - released).toBeLessThan(SLOW_RETRY.minDelay / 2);
+    expect(waiting.attempts[0]).toBeLessThanOrEqual(2);
+    expect(storedToken(await admin.get(names().lock))).toBe(held.token);
+    return { held, released };
+  }
+
   it('grants the waiter directly, its lease dated from its refused request, never from the notice', async () => {
     const holder = manager();
     const first = await holder.acquire(KEY, { ttl: 30_000, fencing: true });
     const waiter = waitFor(manager(), true);
     await lineOf(1);
     await until(async () => (await channelListeners(admin, names().channel)) > 0);
-    const released = performance.now();
-    await first.release();
-    const { held, at } = await waiter.lock;
-    expect(at - released).toBeLessThan(SLOW_RETRY.minDelay / 2);
-    expect(waiter.attempts[0]).toBeLessThanOrEqual(2);
-    expect(storedToken(await admin.get(names().lock))).toBe(held.token);
+    const { held, released } = await servedByRelease(first, waiter);
     expect(held.fence).toBeGreaterThan(first.fence!);
     // its validity counts from its refused request, sent before the release ran, never from the notice
     expect(held.validUntil).toBeLessThan(released + 30_000);
@@ -147,13 +154,8 @@ describe('a release that grants the lease to the waiter first in line', () => {
 
     const next = waitFor(manager());
     await lineOf(2);
-    const released = performance.now();
-    await first.release();
-    const { held, at } = await next.lock;
-    // the quitter's store heard the grant, found no waiter for it and released it, token-checked
-    expect(at - released).toBeLessThan(SLOW_RETRY.minDelay / 2);
-    expect(next.attempts[0]).toBeLessThanOrEqual(2);
-    expect(storedToken(await admin.get(names().lock))).toBe(held.token);
+    // the quitter's store hears the grant, finds no waiter for it and releases it, token-checked
+    const { held } = await servedByRelease(first, next);
     await held.release();
   });
 
