@@ -8,7 +8,7 @@ import type {
   LockStoreHealth,
   ReleaseWatch,
 } from '../interfaces/lock-store.interface.js';
-import { NotifiableWatch } from './notifiable-watch.js';
+import { LocalWatches } from './local-watches.js';
 
 interface Lease {
   readonly token: string;
@@ -25,7 +25,7 @@ interface Lease {
 export class MemoryLockStore implements LockStore {
   private readonly leases = new Map<string, Lease>();
   private readonly fences = new Map<string, number>();
-  private readonly watches = new Map<string, Set<NotifiableWatch>>();
+  private readonly watches = new LocalWatches();
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const current = this.leases.get(request.key);
@@ -75,15 +75,7 @@ export class MemoryLockStore implements LockStore {
   }
 
   async watch(key: string): Promise<ReleaseWatch> {
-    let set = this.watches.get(key);
-    if (!set) this.watches.set(key, (set = new Set()));
-    const watches = set;
-    const watch = new NotifiableWatch((closed) => {
-      watches.delete(closed);
-      if (watches.size === 0 && this.watches.get(key) === watches) this.watches.delete(key);
-    });
-    watches.add(watch);
-    return watch;
+    return this.watches.watch(key);
   }
 
   /** Always healthy: it lives in this process. */
@@ -94,7 +86,7 @@ export class MemoryLockStore implements LockStore {
   async close(): Promise<void> {
     for (const lease of this.leases.values()) clearTimeout(lease.timer);
     this.leases.clear();
-    for (const set of this.watches.values()) for (const watch of set) watch.wake();
+    this.watches.wakeAll();
   }
 
   private setLease(key: string, token: string, ttl: number, holder: string | undefined): void {
@@ -110,8 +102,7 @@ export class MemoryLockStore implements LockStore {
     const lease = this.leases.get(key);
     if (lease) clearTimeout(lease.timer);
     this.leases.delete(key);
-    const set = this.watches.get(key);
-    if (set) for (const watch of set) watch.wake();
+    this.watches.wake(key);
   }
 }
 

@@ -202,7 +202,7 @@ export class RedisLockStore implements LockStore {
     }
     // a waiter in the line leaves its request there, so that a release can grant it the lease directly
     const offer =
-      line !== '0' && waiting?.next === true && this.grantsDirectly
+      line !== '0' && waiting?.next === true && this.grantsToWaiters
         ? this.direct.offer(request.key, request.token, request.ttl, performance.now())
         : undefined;
     const args = acquireArgs(request, this.owner, {
@@ -231,17 +231,13 @@ export class RedisLockStore implements LockStore {
    * Whether a release grants the lease straight to the waiter first in line (see RELEASE): with the line, and
    * without replicaAck, whose grants must each wait for the replicas.
    */
-  private get grantsDirectly(): boolean {
-    return this.usesLine && !this.replicaAck;
-  }
-
   get grantsToWaiters(): boolean {
-    return this.grantsDirectly;
+    return this.usesLine && !this.replicaAck;
   }
 
   /** The channel this store's waiters of a key listen on: its own in the line, else the key's. */
   private noticesOf(keys: ResourceKeys): string {
-    return this.grantsDirectly ? `${keys.channel}:${this.owner}` : keys.channel;
+    return this.grantsToWaiters ? `${keys.channel}:${this.owner}` : keys.channel;
   }
 
   /** A release granted version `version` to one of our waiters: wake them, or give it back if none will take it. */

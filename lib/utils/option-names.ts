@@ -6,6 +6,7 @@ import type { LockDefaults, LockOptions } from '../interfaces/lock-options.inter
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 import type { LockManagerOptions } from '../lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
+import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';
 import type { RedisLockStoreOptions } from '../stores/redis.store.js';
 import type { RedlockStoreOptions } from '../stores/redlock.store.js';
 import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
@@ -164,6 +165,18 @@ export const TELEMETRY_OPTIONS: OptionsKind = {
 export const REPLICA_ACK_OPTIONS: OptionsKind = {
   title: 'replicaAck options',
   names: { replicas: true, timeout: true } as const satisfies OptionNames<ReplicaAckOptions>,
+};
+
+/** `RedisPermitStore` constructor options. */
+export const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
+  title: 'RedisPermitStore options',
+  names: {
+    client: true,
+    keyPrefix: true,
+    ownsClient: true,
+    releaseNotices: true,
+    handoffWindow: true,
+  } as const satisfies OptionNames<RedisPermitStoreOptions>,
 };
 
 /** `RedisLockStore` constructor options. */

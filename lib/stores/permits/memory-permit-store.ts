@@ -3,10 +3,10 @@ import type { LeaseRenewal, LockStore, ReleaseWatch } from '../../interfaces/loc
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../utils/validate-options.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../redis.store.js';
 import { callLine, fits, hasLapsed, type HeldPermit, type WaitingPlace } from './permit-line.js';
 import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';
+import { LocalWatches } from '../local-watches.js';
 
 /** Options of {@link MemoryPermitStore}. */
 export interface MemoryPermitStoreOptions {
@@ -42,7 +42,7 @@ const MODES = { r: 'read', w: 'write' } as const;
 export class MemoryPermitStore implements PermitStore {
   readonly handoffWindow: number;
   private readonly resources = new Map<string, Resource>();
-  private readonly watches = new Map<string, Set<NotifiableWatch>>();
+  private readonly watches = new LocalWatches();
   private readonly fences: Map<string, number>;
   private readonly mutex?: Pick<LockStore, 'inspect'>;
 
@@ -169,21 +169,13 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   async watch(key: string): Promise<ReleaseWatch> {
-    let set = this.watches.get(key);
-    if (!set) this.watches.set(key, (set = new Set()));
-    const watches = set;
-    const watch = new NotifiableWatch((closed) => {
-      watches.delete(closed);
-      if (watches.size === 0 && this.watches.get(key) === watches) this.watches.delete(key);
-    });
-    watches.add(watch);
-    return watch;
+    return this.watches.watch(key);
   }
 
   async close(): Promise<void> {
     for (const resource of this.resources.values()) clearTimeout(resource.timer);
     this.resources.clear();
-    for (const set of this.watches.values()) for (const watch of set) watch.wake();
+    this.watches.wakeAll();
   }
 
   /** The remaining ms of a mutex lease on `key`, `undefined` while none holds it. */
@@ -224,7 +216,7 @@ export class MemoryPermitStore implements PermitStore {
    * release would).
    */
   private settle(key: string, resource: Resource, wake: boolean, now: number): void {
-    if (wake) for (const watch of this.watches.get(key) ?? []) watch.wake();
+    if (wake) this.watches.wake(key);
     clearTimeout(resource.timer);
     resource.timer = undefined;
     const ends = [

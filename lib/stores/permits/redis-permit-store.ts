@@ -11,7 +11,7 @@ import type {
   PermitStore,
 } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { checkOptionNames, type OptionNames, type OptionsKind } from '../../utils/option-names.js';
+import { checkOptionNames, REDIS_PERMIT_STORE_OPTIONS } from '../../utils/option-names.js';
 import { quoted } from '../../utils/printable.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../utils/validate-options.js';
 import { closeClient } from '../close-client.js';
@@ -45,17 +45,6 @@ export interface RedisPermitStoreOptions {
   readonly handoffWindow?: number;
 }
 
-const OPTIONS: OptionsKind = {
-  title: 'RedisPermitStore options',
-  names: {
-    client: true,
-    keyPrefix: true,
-    ownsClient: true,
-    releaseNotices: true,
-    handoffWindow: true,
-  } as const satisfies OptionNames<RedisPermitStoreOptions>,
-};
-
 const WRONG_TYPE = /WRONGTYPE/;
 /** The modes of permits as the scripts write them. */
 const MODES = { r: 'read', w: 'write' } as const;
@@ -80,7 +69,7 @@ export class RedisPermitStore implements PermitStore {
     if (!options?.client || typeof options.client.evalsha !== 'function') {
       throw new LockConfigurationError('client', options?.client, 'expected an ioredis Redis or Cluster instance');
     }
-    checkOptionNames(options, OPTIONS);
+    checkOptionNames(options, REDIS_PERMIT_STORE_OPTIONS);
     if (options.ownsClient !== undefined) validateBoolean('ownsClient', options.ownsClient);
     this.client = options.client;
     this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
