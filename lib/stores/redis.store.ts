@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -245,16 +246,28 @@ export class RedisLockStore implements LockStore {
     const outcome = this.direct.arrived(version, fence);
     if (!outcome) return false;
     if ('wake' in outcome) return true;
-    this.giveBack(outcome.giveBack.key, outcome.giveBack.token);
+    this.giveBack(outcome.giveBack.key, outcome.giveBack.token, outcome.giveBack.ttl);
     return false;
   }
 
-  /** Releases a direct grant nobody here will use, so the key passes to the next in line at once. */
-  private giveBack(key: string, token: string): void {
-    const call = this.release(key, token).then(
-      () => undefined,
-      () => undefined,
-    );
+  /**
+   * Releases a direct grant nobody here will use, so the key passes to the next in line at once; again after a
+   * store error (a connection cut right then), while the grant could still be alive: left alone, it would hold
+   * the key for its whole ttl.
+   */
+  private giveBack(key: string, token: string, ttl: number): void {
+    const until = performance.now() + ttl;
+    const call = (async () => {
+      for (let delay = 20; ; delay = Math.min(2 * delay, 500)) {
+        try {
+          await this.release(key, token);
+          return;
+        } catch {
+          if (this.closed || performance.now() + delay > until) return;
+          await sleep(delay);
+        }
+      }
+    })();
     this.givingBack.add(call);
     void call.finally(() => this.givingBack.delete(call));
   }
@@ -264,7 +277,7 @@ export class RedisLockStore implements LockStore {
   }
 
   withdrawOffer(key: string, token: string): void {
-    for (const untaken of this.direct.withdraw(key, token)) this.giveBack(untaken.key, untaken.token);
+    for (const untaken of this.direct.withdraw(key, token)) this.giveBack(untaken.key, untaken.token, untaken.ttl);
   }
 
   async release(key: string, token: string): Promise<boolean> {
