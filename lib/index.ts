@@ -1,8 +1,8 @@
 export * from './errors/index.js';
 export * from './decorators/index.js';
 export type * from './interfaces/index.js';
-export { Lock } from './lock.js';
-export { LockManager, type LockManagerOptions } from './lock-manager.js';
+export { Lock } from './core/lock.js';
+export { LockManager, type LockManagerOptions } from './core/lock-manager.js';
 export {
   LOCK_EVENT_NAMES,
   type LockAcquiredEvent,
@@ -20,7 +20,7 @@ export {
   type LockStoreErrorEvent,
   type LockStoreOperation,
   type LockWaitedEvent,
-} from './lock-events.js';
+} from './events/lock-events.js';
 export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';
@@ -30,16 +30,16 @@ export {
   type LockErrorPayload,
   type LockErrorPayloadCode,
   type LockErrorPayloadOptions,
-} from './lock-error-payload.js';
-export type { LockKeySpec } from './locked-method.js';
+} from './transports/lock-error-payload.js';
+export type { LockKeySpec } from './decorators/locked-method.js';
 export type { GraphQLFieldInfo, GraphQLResponsePath } from './transports/graphql-error.js';
 export type { DelayableJob } from './transports/job-error.js';
 export { checkLockStore, type LockStoreCheckOptions, type LockStoreStatus } from './health/check-lock-store.js';
 export { LOCK_INSTRUMENTATION_SCOPE, LOCK_METRICS, LockTelemetry } from './telemetry/lock-telemetry.js';
-export { MemoryLockStore } from './stores/memory.store.js';
-export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis.store.js';
-export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock.store.js';
-export type { ReplicaAckOptions } from './stores/replica-ack.js';
+export { MemoryLockStore } from './stores/memory/memory.store.js';
+export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis.store.js';
+export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock/redlock.store.js';
+export type { ReplicaAckOptions } from './stores/redis/replica-ack.js';
 export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';

@@ -1,4 +1,4 @@
-import type { LockManager } from './lock-manager.js';
+import type { LockManager } from './core/lock-manager.js';
 
 /**
  * Connects `@WithLock` methods to the LockService of their application. Decorators run before any

@@ -1,8 +1,8 @@
 import type { FactoryProvider } from '@nestjs/common';
 import type { LockStore } from './interfaces/lock-store.interface.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
-import { createStore } from './utils/create-store.js';
-import { checkModuleOptions, type CheckedModuleOptions } from './utils/module-options.js';
+import { createStore } from './stores/create-store.js';
+import { checkModuleOptions, type CheckedModuleOptions } from './options/module-options.js';
 
 /** Injection token of the module's checked options and the store built from them. @internal */
 export const LOCK_MODULE_STORE = Symbol('nestjs-lock:module-store');

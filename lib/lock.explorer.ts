@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { NEST_MODULE_PATH_METADATA, WITH_LOCK_METADATA } from './lock.constants.js';
 import { bindInstance } from './lock-registry.js';
-import type { LockedMethod } from './locked-method.js';
+import type { LockedMethod } from './decorators/locked-method.js';
 import { LockService } from './lock.service.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];

@@ -16,9 +16,9 @@ import { catchError, EMPTY, from, mergeMap, of, throwError, type Observable } fr
 import { isLockError, type LockError } from './errors/lock.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { WITH_LOCK_METADATA } from './lock.constants.js';
-import type { RequestFrame } from './key-sources.js';
-import { runWithRequest } from './lock-context.js';
-import { lockErrorPayload, type LockErrorPayload } from './lock-error-payload.js';
+import type { RequestFrame } from './keys/key-sources.js';
+import { runWithRequest } from './core/lock-context.js';
+import { lockErrorPayload, type LockErrorPayload } from './transports/lock-error-payload.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import { bindJobErrors } from './lock-registry.js';
 import { LockService } from './lock.service.js';

@@ -12,7 +12,7 @@ import {
 } from './lock.module-definition.js';
 import { lockStoreProvider } from './lock-store.provider.js';
 import { LockService } from './lock.service.js';
-import { ASYNC_MODULE_OPTIONS, checkOptionNames } from './utils/option-names.js';
+import { ASYNC_MODULE_OPTIONS, checkOptionNames } from './options/option-names.js';
 import type { DynamicModule } from '@nestjs/common';
 
 /**

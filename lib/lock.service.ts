@@ -8,8 +8,8 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { findNestEventEmitter, forwardLockEvents } from './lock-event-forwarder.js';
-import { LockManager } from './lock-manager.js';
+import { findNestEventEmitter, forwardLockEvents } from './events/lock-event-forwarder.js';
+import { LockManager } from './core/lock-manager.js';
 import { LOCK_MODULE_STORE, type ModuleStore } from './lock-store.provider.js';
 import { registerService, unregisterService } from './lock-registry.js';
 import { LockTelemetry } from './telemetry/lock-telemetry.js';

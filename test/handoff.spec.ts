@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { LockStoreError } from '../lib/errors/lock-store.error.js';
-import { LockManager } from '../lib/lock-manager.js';
-import { RedisLockStore } from '../lib/stores/redis.store.js';
-import { resourceKeys } from '../lib/utils/resource-keys.js';
+import { LockManager } from '../lib/core/lock-manager.js';
+import { RedisLockStore } from '../lib/stores/redis/redis.store.js';
+import { resourceKeys } from '../lib/stores/redis/resource-keys.js';
 import { testRedisUrl, uniquePrefix } from './support/stores.js';
 import { storedToken } from './support/stored-token.js';
 import { channelListeners } from './support/channel-listeners.js';

@@ -6,8 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { LockManager } from '../lib/lock-manager.js';
-import { RedisLockStore } from '../lib/stores/redis.store.js';
+import { LockManager } from '../lib/core/lock-manager.js';
+import { RedisLockStore } from '../lib/stores/redis/redis.store.js';
 
 const { REDIS_URL, KEY_PREFIX, KEY, INSIDE_KEY, ENTERED_FILE, TTL } = process.env as Record<string, string>;
 

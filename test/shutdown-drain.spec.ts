@@ -2,8 +2,8 @@ import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { LockLostError } from '../lib/errors/lock-lost.error.js';
 import { LockStoreError } from '../lib/errors/lock-store.error.js';
-import { LockManager } from '../lib/lock-manager.js';
-import { RedisLockStore } from '../lib/stores/redis.store.js';
+import { LockManager } from '../lib/core/lock-manager.js';
+import { RedisLockStore } from '../lib/stores/redis/redis.store.js';
 import { testRedisUrl, uniquePrefix } from './support/stores.js';
 import { channelListeners } from './support/channel-listeners.js';
 

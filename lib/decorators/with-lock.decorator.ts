@@ -3,12 +3,12 @@ import { LockNotReadyError } from '../errors/lock-not-ready.error.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
 import { WITH_LOCK_METADATA } from '../lock.constants.js';
 import { serviceFor } from '../lock-registry.js';
-import { copyMethodIdentity } from '../utils/copy-metadata.js';
+import { copyMethodIdentity } from './copy-metadata.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
-import { DEFAULT_SETTINGS, resolveSettings } from '../utils/lock-settings.js';
-import { LockedMethod, type LockKeySpec } from '../locked-method.js';
-import { checkOptionNames, WITH_LOCK_OPTIONS } from '../utils/option-names.js';
-import { parameterNames } from '../utils/parameter-names.js';
+import { DEFAULT_SETTINGS, resolveSettings } from '../options/lock-settings.js';
+import { LockedMethod, type LockKeySpec } from './locked-method.js';
+import { checkOptionNames, WITH_LOCK_OPTIONS } from '../options/option-names.js';
+import { parameterNames } from '../keys/parameter-names.js';
 import { isJobProcessor, rethrowForJob } from '../transports/job-processor.js';
 
 /** Options of `@WithLock`: the lock options plus what to do on contention and how long to hold. */

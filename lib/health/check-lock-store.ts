@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { LockStore, LockStoreHealth } from '../interfaces/lock-store.interface.js';
 import { MAX_DURATION } from '../utils/duration.js';
-import { checkOptionNames, HEALTH_CHECK_OPTIONS } from '../utils/option-names.js';
-import { validateInteger } from '../utils/validate-options.js';
+import { checkOptionNames, HEALTH_CHECK_OPTIONS } from '../options/option-names.js';
+import { validateInteger } from '../options/validate-options.js';
 
 /** A key no lock uses: stores without `health()` are probed by reading it. */
 const PROBE_KEY = '__nestjs-lock:health__';

@@ -1,9 +1,9 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
-import type { RedlockStoreOptions } from '../stores/redlock.store.js';
+import type { RedlockStoreOptions } from '../stores/redlock/redlock.store.js';
 import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
-import type { ReplicaAckOptions } from '../stores/replica-ack.js';
+import type { ReplicaAckOptions } from '../stores/redis/replica-ack.js';
 import type { Duration } from '../utils/duration.js';
 import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
 

@@ -3,12 +3,12 @@ import type { Attributes, Counter, Histogram, ObservableCallback, Observable, Sp
 import type { LockError } from '../errors/lock.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
-import type { LockEventListener, LockEventName, LockStoreErrorEvent } from '../lock-events.js';
-import type { Lock } from '../lock.js';
-import { DIRECT_KEY_TEMPLATE } from '../lock-observer.js';
+import type { LockEventListener, LockEventName, LockStoreErrorEvent } from '../events/lock-events.js';
+import type { Lock } from '../core/lock.js';
+import { DIRECT_KEY_TEMPLATE } from '../events/lock-observer.js';
 import { failureKind } from '../utils/failure-kind.js';
 import { quoted } from '../utils/printable.js';
-import { validateTelemetry } from '../utils/validate-options.js';
+import { validateTelemetry } from '../options/validate-options.js';
 import { loadOpenTelemetry, type OpenTelemetryApi } from './load-opentelemetry.js';
 
 /** The instrumentation scope (meter and tracer name) of every metric and span. */

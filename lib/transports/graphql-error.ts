@@ -1,5 +1,5 @@
 import type { ASTNode } from 'graphql';
-import type { LockErrorPayload } from '../lock-error-payload.js';
+import type { LockErrorPayload } from './lock-error-payload.js';
 import { loadGraphQL } from './optional-peers.js';
 
 /** What a GraphQL lock error needs from the resolver's `info`: the field it belongs to and where it sits. */

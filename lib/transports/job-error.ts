@@ -1,4 +1,4 @@
-import type { LockErrorPayload } from '../lock-error-payload.js';
+import type { LockErrorPayload } from './lock-error-payload.js';
 import { loadBullMQ } from './optional-peers.js';
 
 /** What a lock error needs from a BullMQ job to put it off: the one method of `Job` it calls. */

@@ -1,7 +1,7 @@
 import { isLockError } from '../errors/lock.error.js';
 import { BULLMQ_PROCESSOR_METADATA } from '../lock.constants.js';
-import { lockErrorPayload } from '../lock-error-payload.js';
-import type { LockManager } from '../lock-manager.js';
+import { lockErrorPayload } from './lock-error-payload.js';
+import type { LockManager } from '../core/lock-manager.js';
 import { jobErrorsFor } from '../lock-registry.js';
 import { jobLockError, type DelayableJob } from './job-error.js';
 

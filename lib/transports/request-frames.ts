@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { RequestFrame } from '../key-sources.js';
+import type { RequestFrame } from '../keys/key-sources.js';
 
 interface HttpRequestLike {
   readonly headers?: unknown;

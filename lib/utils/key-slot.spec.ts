@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { ADVERSARIAL_KEYS } from '../../test/contract/lock-store.contract.js';
 import { keySlot } from './key-slot.js';
-import { resourceKeys } from './resource-keys.js';
+import { resourceKeys } from '../stores/redis/resource-keys.js';
 
 describe('keySlot', () => {
   it('matches the published CRC16 test vector: "123456789" hashes to 0x31C3', () => {

@@ -1,8 +1,8 @@
 import { Cluster } from 'ioredis';
 import { LockService } from '../../lib/lock.service.js';
-import type { RedisLockStore } from '../../lib/stores/redis.store.js';
+import type { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
 import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startInventoryApp, type RunningApp } from '../nest/fixtures/create-app.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';

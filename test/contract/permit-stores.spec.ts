@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { LockConfigurationError } from '../../lib/errors/lock-configuration.error.js';
 import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
-import { MemoryLockStore } from '../../lib/stores/memory.store.js';
+import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { MemoryPermitStore } from '../../lib/stores/permits/memory-permit-store.js';
 import { hasPermits, permitsOf } from '../../lib/stores/permits/permits-of.js';
-import { RedlockStore } from '../../lib/stores/redlock.store.js';
+import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
 import { freePort } from '../support/redis-server.js';
 import { clusterPermitKind, memoryPermitKind, redisPermitKind } from '../support/permit-stores.js';
 import { clusterKind } from '../support/stores.js';

@@ -23,7 +23,7 @@ import {
   type AcquireRequest,
   type AcquireResult,
 } from '../../lib/index.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startChild } from '../support/child-process.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';

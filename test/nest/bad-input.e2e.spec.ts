@@ -3,7 +3,7 @@ import { inspect } from 'node:util';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { LockModule, LockService, LockStoreError, type LockModuleOptions } from '../../lib/index.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { uniquePrefix } from '../support/stores.js';

@@ -5,7 +5,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockModule, WithLock, type LockContention, type LockModuleOptions } from '../../lib/index.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 import type { Platform } from './fixtures/create-app.js';
 

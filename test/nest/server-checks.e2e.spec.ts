@@ -10,7 +10,7 @@ import {
   type LockLostEvent,
   type LockModuleOptions,
 } from '../../lib/index.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { uniquePrefix } from '../support/stores.js';
 

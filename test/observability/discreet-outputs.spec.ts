@@ -17,7 +17,7 @@ import {
   type LockLogger,
   type LockModuleOptions,
 } from '../../lib/index.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { installOpenTelemetrySdk } from '../support/opentelemetry-sdk.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { LockService } from '../../lib/index.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import type { Account, Transfer } from '../../sample/accounts/accounts.service.js';
 import type { StaleWriterOutcome } from '../../sample/ledger/ledger.controller.js';
 import { LedgerService, type LedgerEntry } from '../../sample/ledger/ledger.service.js';

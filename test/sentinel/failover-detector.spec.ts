@@ -2,10 +2,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
-import { LockManager } from '../../lib/lock-manager.js';
+import { LockManager } from '../../lib/core/lock-manager.js';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
-import { createStore } from '../../lib/utils/create-store.js';
-import { checkModuleOptions } from '../../lib/utils/module-options.js';
+import { createStore } from '../../lib/stores/create-store.js';
+import { checkModuleOptions } from '../../lib/options/module-options.js';
 import { startRedisSentinel, type RedisSentinelHandle } from '../support/redis-sentinel.js';
 import { uniquePrefix } from '../support/stores.js';
 

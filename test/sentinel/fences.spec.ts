@@ -3,10 +3,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
-import { LockManager } from '../../lib/lock-manager.js';
-import { createStore } from '../../lib/utils/create-store.js';
-import { checkModuleOptions } from '../../lib/utils/module-options.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { LockManager } from '../../lib/core/lock-manager.js';
+import { createStore } from '../../lib/stores/create-store.js';
+import { checkModuleOptions } from '../../lib/options/module-options.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startRedisSentinel, type MonitoredServer, type RedisSentinelHandle } from '../support/redis-sentinel.js';
 import { uniquePrefix } from '../support/stores.js';
 

@@ -1,11 +1,11 @@
 import { Cluster, Redis } from 'ioredis';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import type { PermitStore } from '../../lib/interfaces/permit-store.interface.js';
-import { MemoryLockStore } from '../../lib/stores/memory.store.js';
+import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { MemoryPermitStore } from '../../lib/stores/permits/memory-permit-store.js';
 import { RedisPermitStore } from '../../lib/stores/permits/redis-permit-store.js';
-import { RedisLockStore } from '../../lib/stores/redis.store.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { clusterKind, testRedisUrl, uniquePrefix } from './stores.js';
 
 /** Where a child process finds the lock space of a pair: a Redis URL or a Cluster's nodes, and the prefix. */

@@ -1,4 +1,4 @@
-import { readStoredLease } from '../../lib/stores/lease-value.js';
+import { readStoredLease } from '../../lib/stores/redis/lease-value.js';
 
 /** The token of the lease a lock key's value holds (the value also carries the holder record); else `null`. */
 export function storedToken(value: string | null): string | null {

@@ -1,11 +1,11 @@
 import { Cluster, Redis } from 'ioredis';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
-import { MemoryLockStore } from '../../lib/stores/memory.store.js';
-import { RedisLockStore } from '../../lib/stores/redis.store.js';
-import { RedlockStore } from '../../lib/stores/redlock.store.js';
+import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
 import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
 import { etcdResourceKeys } from '../../lib/stores/etcd/etcd-keys.js';
-import { resourceKeys } from '../../lib/utils/resource-keys.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startRedisServer, type RedisServerHandle } from './redis-server.js';
 import { startRedisCluster, type RedisClusterHandle } from './redis-cluster.js';
 import { startEtcdCluster, type EtcdClusterHandle } from './etcd-cluster.js';

@@ -1,6 +1,6 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
-import { validateInteger, validateKeyPrefix } from '../../utils/validate-options.js';
-import { checkOptionNames, ETCD_STORE_OPTIONS } from '../../utils/option-names.js';
+import { validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
+import { checkOptionNames, ETCD_STORE_OPTIONS } from '../../options/option-names.js';
 import type { Etcd3Client } from './etcd-client.js';
 
 /**

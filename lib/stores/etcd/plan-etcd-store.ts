@@ -1,6 +1,6 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
-import { checkOptionNames, MODULE_ETCD_OPTIONS } from '../../utils/option-names.js';
+import { checkOptionNames, MODULE_ETCD_OPTIONS } from '../../options/option-names.js';
 import { resolveEtcdOptions, type EtcdLockStoreOptions } from './etcd-options.js';
 
 /** Options of the module that only a Redis store has a use for. */

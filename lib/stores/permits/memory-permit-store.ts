@@ -2,11 +2,11 @@ import { performance } from 'node:perf_hooks';
 import type { LeaseRenewal, LockStore, ReleaseWatch } from '../../interfaces/lock-store.interface.js';
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { validateInteger } from '../../utils/validate-options.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis.store.js';
+import { validateInteger } from '../../options/validate-options.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis.store.js';
 import { callLine, fits, hasLapsed, type HeldPermit, type WaitingPlace } from './permit-line.js';
 import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';
-import { LocalWatches } from '../local-watches.js';
+import { LocalWatches } from '../memory/local-watches.js';
 
 /** Options of {@link MemoryPermitStore}. */
 export interface MemoryPermitStoreOptions {

@@ -1,4 +1,4 @@
-import { resourceKeys } from '../../utils/resource-keys.js';
+import { resourceKeys } from '../redis/resource-keys.js';
 
 /** The Redis names of one resource's permits, beside its mutex names and on the same Cluster slot. */
 export interface PermitKeys {

@@ -11,14 +11,14 @@ import type {
   PermitStore,
 } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { checkOptionNames, REDIS_PERMIT_STORE_OPTIONS } from '../../utils/option-names.js';
+import { checkOptionNames, REDIS_PERMIT_STORE_OPTIONS } from '../../options/option-names.js';
 import { quoted } from '../../utils/printable.js';
-import { validateBoolean, validateInteger, validateKeyPrefix } from '../../utils/validate-options.js';
-import { closeClient } from '../close-client.js';
+import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
+import { closeClient } from '../redis/close-client.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
-import { DEFAULT_HANDOFF_WINDOW, SUBSCRIPTION_LINGER } from '../redis.store.js';
-import { ReleaseSubscriber } from '../release-subscriber.js';
-import { runScript, runScriptBatch } from '../script-runner.js';
+import { DEFAULT_HANDOFF_WINDOW, SUBSCRIPTION_LINGER } from '../redis/redis.store.js';
+import { ReleaseSubscriber } from '../redis/release-subscriber.js';
+import { runScript, runScriptBatch } from '../redis/script-runner.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
 import { PERMIT_ACQUIRE, PERMIT_EXTEND, PERMIT_INSPECT, PERMIT_LEAVE_LINE, PERMIT_RELEASE } from './permit-scripts.js';
 import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';

@@ -1,0 +1,50 @@
+import { performance } from 'node:perf_hooks';
+import type { LockLostReason } from '../errors/lock-lost.error.js';
+import { LeaseRenewer } from './lease-renewer.js';
+import { Lock, type LeaseController } from './lock.js';
+import { MemoryLockStore } from '../stores/memory/memory.store.js';
+import { newToken } from '../utils/token.js';
+
+const controller: LeaseController = {
+  extend: async () => undefined,
+  release: async () => true,
+  drift: () => 0,
+};
+
+/** A lease of `ttl` ms granted long enough ago that only `left` ms of its validity remain. */
+function leaseWith(left: number, ttl = 30_000): Lock {
+  return new Lock('k', newToken(), ttl, undefined, performance.now() - ttl + left, controller);
+}
+
+/** Blocks this process's event loop for `ms`, as a long synchronous task would. */
+function block(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // busy on purpose
+  }
+}
+
+describe('LeaseRenewer', () => {
+  let renewer: LeaseRenewer;
+  let lost: Promise<LockLostReason>;
+
+  beforeEach(() => {
+    let report!: (reason: LockLostReason) => void;
+    lost = new Promise((resolve) => (report = resolve));
+    renewer = new LeaseRenewer(new MemoryLockStore(), (_lock, reason) => report(reason));
+  });
+
+  afterEach(() => renewer.stop());
+
+  it('calls a lease lost to a stall when its check was due in time and the blocked event loop ran it late', async () => {
+    renewer.add(leaseWith(100), true);
+    block(300);
+    expect(await lost).toBe('stalled');
+  });
+
+  it('calls a lease expired, not stalled, when it came with less validity than a timer takes to fire', async () => {
+    // no stall happened: the lease was over before any check could run
+    renewer.add(leaseWith(0.2), true);
+    expect(await lost).toBe('expired');
+  });
+});

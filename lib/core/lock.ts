@@ -1,0 +1,141 @@
+import { inspect } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
+
+/** What a Lock needs from whoever granted it, to extend and release itself. */
+export interface LeaseController {
+  extend(lock: Lock, ttl: number): Promise<void>;
+  release(lock: Lock, keepFor?: number): Promise<boolean>;
+  /** The share of a `ttl` ms lease kept back for clock drift (the store's, when it has its own). */
+  drift(ttl: number): number;
+}
+
+/** Safety margin for clock drift between us and the server: 1% of the lease plus 2 ms. */
+export function clockDrift(ttl: number): number {
+  return Math.floor(ttl * 0.01) + 2;
+}
+
+/**
+ * A held lease on one resource. Its validity is tracked on the monotonic clock from the moment the
+ * request was sent, so wall-clock jumps cannot stretch it. When the lease is lost, `signal` aborts with a
+ * {@link LockLostError} that says why.
+ */
+export class Lock {
+  readonly #token: string;
+  readonly #controller: LeaseController;
+  /** Made on first use of `signal` (most leases never need one); aborted with `#lost` once lost. */
+  #abort?: AbortController;
+  #lost?: LockLostError;
+  #validUntil: number;
+  #released = false;
+  /** @internal what the manager's observer keeps about this lease from its grant to its end */
+  observed?: object;
+
+  /**
+   * Made by the manager that grants the lease, not by application code. Not stripped from the `.d.ts`: a
+   * class without its constructor there would look constructible with no arguments.
+   * @param key the resource as the caller named it
+   * @param token the random token of this acquisition
+   * @param ttl the lease length in ms
+   * @param fence the fence granted with this lease, when fencing is on
+   * @param sentAt `performance.now()` taken before the acquire request was sent
+   */
+  constructor(
+    readonly key: string,
+    token: string,
+    readonly ttl: number,
+    readonly fence: number | undefined,
+    sentAt: number,
+    controller: LeaseController,
+  ) {
+    this.#token = token;
+    this.#controller = controller;
+    this.#validUntil = sentAt + ttl - controller.drift(ttl);
+  }
+
+  /** The random token that names this acquisition. Keep it out of logs and responses. */
+  get token(): string {
+    return this.#token;
+  }
+
+  /** Aborts with a `LockLostError` when the lease is lost before it is released. */
+  get signal(): AbortSignal {
+    if (!this.#abort) {
+      this.#abort = new AbortController();
+      if (this.#lost) this.#abort.abort(this.#lost);
+    }
+    return this.#abort.signal;
+  }
+
+  /** `performance.now()` time until which the lease is certainly ours. */
+  get validUntil(): number {
+    return this.#validUntil;
+  }
+
+  /** Milliseconds the lease is still certainly ours (0 once expired, lost or released). */
+  get remainingTime(): number {
+    return this.isHeld ? Math.max(0, Math.floor(this.#validUntil - performance.now())) : 0;
+  }
+
+  /** Whether the lease is still ours: not released, not lost, within its validity. */
+  get isHeld(): boolean {
+    return !this.#released && !this.#lost && performance.now() < this.#validUntil;
+  }
+
+  /** Whether `release()` has been called. */
+  get isReleased(): boolean {
+    return this.#released;
+  }
+
+  /**
+   * Sets the lease to `ttl` ms from now (default: its original length), only if it is still ours.
+   * @throws LockLostError when the lease is gone, released or taken (and the signal aborts)
+   * @throws LockStoreError when the store fails
+   */
+  async extend(ttl: number = this.ttl): Promise<void> {
+    if (this.#released) throw new LockLostError(this.key, 'released');
+    if (this.#lost) throw this.#lost;
+    await this.#controller.extend(this, ttl);
+  }
+
+  /**
+   * Releases the lease if it is still ours. Never throws because the lease already ended: it resolves
+   * `false` then (also on a second call), and a loss nobody had noticed yet (the store forgot the lease)
+   * aborts the signal with a `LockLostError` of reason `taken`.
+   * @param keepFor keep the key for this many ms instead of deleting it (token-checked), e.g. so a job
+   *   that finished early is not run again by an instance whose clock is a little behind
+   * @throws LockStoreError when the store fails
+   */
+  async release(keepFor?: number): Promise<boolean> {
+    if (this.#released) return false;
+    this.#released = true;
+    return this.#controller.release(this, keepFor);
+  }
+
+  /** @internal the lease was renewed: its validity now runs from `sentAt` */
+  renewed(sentAt: number, ttl: number): void {
+    this.#validUntil = sentAt + ttl - this.#controller.drift(ttl);
+  }
+
+  /** @internal the lease was lost: abort the signal once */
+  lose(reason: LockLostReason, cause?: unknown): LockLostError | undefined {
+    if (this.#lost) return undefined;
+    this.#lost = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
+    this.#abort?.abort(this.#lost);
+    return this.#lost;
+  }
+
+  /** A plain view for logs and JSON: never the token. */
+  toJSON(): { key: string; fence?: number; remainingTime: number; isHeld: boolean } {
+    return {
+      key: this.key,
+      ...(this.fence === undefined ? {} : { fence: this.fence }),
+      remainingTime: this.remainingTime,
+      isHeld: this.isHeld,
+    };
+  }
+
+  [inspect.custom](): string {
+    return `Lock ${inspect(this.toJSON())}`;
+  }
+}

@@ -1,0 +1,160 @@
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { LockKeyError } from '../errors/lock-key.error.js';
+import type { LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockManager } from '../core/lock-manager.js';
+import { KeyResolver } from '../keys/key-resolver.js';
+import { requestFor } from '../core/lock-context.js';
+import { httpHandlerSources } from '../keys/http-handler-sources.js';
+import { transportHandlerSources } from '../keys/transport-handler-sources.js';
+import { KeyTemplate } from '../keys/key-template.js';
+import { MAX_LABEL_LENGTH, type LockSettings } from '../options/lock-settings.js';
+
+/**
+ * The key(s) of a `@WithLock` method: a template, an array of templates, or a function that receives
+ * the method's arguments (with `this` the instance) and returns the key or keys.
+ */
+export type LockKeySpec =
+  | string
+  | readonly string[]
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the method's own parameters, whatever they are
+  | ((this: any, ...args: any[]) => string | readonly string[]);
+
+/** What `@WithLock` recorded about one method. */
+export interface LockedMethodDefinition {
+  /** `Class.method`, for messages and as the holder's label in `inspect()`. */
+  readonly label: string;
+  /** The class that declares the method, and the method's name on it. */
+  readonly declaringClass: object;
+  readonly methodName: string | symbol;
+  readonly key: LockKeySpec;
+  readonly options: LockOptions;
+  readonly onContention: 'throw' | 'skip';
+  /** Minimum hold in ms after the call started (0: release at once). */
+  readonly holdAtLeast: number;
+  readonly parameterNames: readonly (string | undefined)[];
+  readonly arity: number;
+}
+
+/**
+ * A method guarded by `@WithLock`: resolves its keys per call, runs it in a locked scope of the
+ * application's LockService, and applies the contention policy. Stored as the wrapper's metadata so the
+ * module can check it at bootstrap.
+ */
+export class LockedMethod {
+  private readonly templates?: readonly KeyTemplate[];
+  private readonly settingsByService = new WeakMap<LockManager, LockSettings>();
+  private readonly resolversByOwner = new WeakMap<object, readonly KeyResolver[]>();
+
+  constructor(readonly definition: LockedMethodDefinition) {
+    const { key } = definition;
+    const option = `@WithLock(${definition.label}) key`;
+    if (typeof key === 'string') this.templates = [new KeyTemplate(key, option)];
+    else if (Array.isArray(key)) {
+      if (key.length === 0) throw new LockConfigurationError(option, key, 'expected at least one key');
+      this.templates = key.map((template: string) => new KeyTemplate(template, option));
+    } else if (typeof key !== 'function') {
+      throw new LockConfigurationError(option, key, 'expected a template string, an array of them, or a function');
+    }
+  }
+
+  /**
+   * Binds the key templates to the method as it runs on `owner` (its class, or a subclass with routes of
+   * its own), and checks that every placeholder has exactly one source. The module does this at bootstrap
+   * for every provider and controller; a class it never saw is bound at its first call.
+   * @param handler the method as Nest sees it, carrying its route metadata
+   * @param modulePath the `RouterModule` path of the controller's module, if any
+   * @throws LockConfigurationError naming the class, the method and the placeholder
+   */
+  prepare(owner: object, handler: object, modulePath?: string): void {
+    if (!this.templates || this.resolversByOwner.has(owner)) return;
+    const { methodName } = this.definition;
+    const sources = httpHandlerSources(owner, methodName, handler, modulePath) ?? transportHandlerSources(handler);
+    this.resolversByOwner.set(
+      owner,
+      this.templates.map((template) => new KeyResolver(template, this.definition, sources)),
+    );
+  }
+
+  /**
+   * Runs `call` under the lock(s) of this method, per its policy. Placeholders read the request being
+   * handled only when this method is its handler: a provider method called during a request has its own
+   * arguments, which a route param or body field of the same name must not replace.
+   * @param handler the method as Nest sees it (the `@WithLock` wrapper)
+   */
+  async invoke<T>(
+    service: LockManager,
+    instance: unknown,
+    args: unknown[],
+    call: () => T | Promise<T>,
+    handler: object,
+  ): Promise<T | undefined> {
+    const keys = this.keysFor(instance, args, handler);
+    const settings = this.settingsFor(service);
+    const keyTemplateOf = settings.metricKey === undefined ? this.keyTemplates(keys) : undefined;
+    return service.runLocked(keys, settings, call, {
+      holdAtLeast: this.definition.holdAtLeast,
+      keyTemplateOf,
+      onContention:
+        this.definition.onContention === 'skip'
+          ? (error) => {
+              service.reportSkip(this.definition.label, error, keyTemplateOf?.(error.key) ?? settings.metricKey);
+              return undefined;
+            }
+          : undefined,
+    });
+  }
+
+  /**
+   * The name each key is reported under in events, metrics and spans: the template it came from. A single
+   * template is in the settings already; a key function has none, so its keys go by `Class.method`.
+   */
+  private keyTemplates(keys: readonly string[]): ((key: string) => string | undefined) | undefined {
+    const templates = this.templates;
+    if (!templates || templates.length < 2) return undefined;
+    return (key) => templates[keys.indexOf(key)]?.template;
+  }
+
+  private keysFor(instance: unknown, args: unknown[], handler: object): string[] {
+    const { key } = this.definition;
+    if (this.templates) {
+      const owner = classOf(instance) ?? this.definition.declaringClass;
+      this.prepare(owner, handler);
+      const frame = requestFor(this);
+      return (this.resolversByOwner.get(owner) ?? []).map((resolver) => resolver.resolve(args, frame));
+    }
+    const produced = (key as (...a: unknown[]) => unknown).apply(instance, args);
+    const keys = typeof produced === 'string' ? [produced] : produced;
+    if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && k.length > 0)) {
+      throw new LockKeyError(
+        `The key function of @WithLock on ${this.definition.label} returned ${Array.isArray(produced) ? 'an array with an empty or non-string entry' : typeof produced}; expected a non-empty string or a non-empty array of them.`,
+      );
+    }
+    return keys;
+  }
+
+  private settingsFor(service: LockManager): LockSettings {
+    let settings = this.settingsByService.get(service);
+    if (!settings) {
+      // the holder shows up in inspect() as Class.method and in metrics by its key template, unless the
+      // options name them otherwise
+      const { label } = this.definition;
+      const metricKey = this.templates ? (this.templates.length === 1 ? this.templates[0].template : undefined) : label;
+      settings = service.resolve(
+        {
+          label: label.slice(0, MAX_LABEL_LENGTH),
+          ...(metricKey === undefined ? {} : { metricKey: metricKey.slice(0, MAX_LABEL_LENGTH) }),
+          ...this.definition.options,
+        },
+        `@WithLock(${label})`,
+      );
+      this.settingsByService.set(service, settings);
+    }
+    return settings;
+  }
+}
+
+function classOf(instance: unknown): object | undefined {
+  if (instance === null || typeof instance !== 'object') return undefined;
+  const constructor = (instance as { constructor?: unknown }).constructor;
+  return typeof constructor === 'function' ? constructor : undefined;
+}

@@ -1,0 +1,297 @@
+import type { WithLockOptions } from '../decorators/with-lock.decorator.js';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import type { LockStoreCheckOptions } from '../health/check-lock-store.js';
+import type { LockModuleOptions, RedisClusterConfig } from '../interfaces/lock-module-options.interface.js';
+import type { LockDefaults, LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
+import type { LockManagerOptions } from '../core/lock-manager.js';
+import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
+import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';
+import type { RedisLockStoreOptions } from '../stores/redis/redis.store.js';
+import type { RedlockStoreOptions } from '../stores/redlock/redlock.store.js';
+import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
+import type { ReplicaAckOptions } from '../stores/redis/replica-ack.js';
+import type { BackoffOptions } from '../utils/backoff.js';
+import { closestName } from './closest-name.js';
+
+/**
+ * Every option name of `T`, as a map whose type is checked against `T` (`satisfies OptionNames<T>`): a
+ * name added to or removed from the interface without this map fails the type check, so the names a
+ * runtime check accepts cannot drift from the names the types document.
+ */
+export type OptionNames<T> = { readonly [K in keyof Required<T>]: true };
+
+/** What one options object is, for messages, and the names that are known to belong elsewhere. */
+export interface OptionsKind {
+  /** The known names. */
+  readonly names: object;
+  /** How messages call this object, e.g. `'LockModule options'`. */
+  readonly title: string;
+  /** Names that are no option here but a common mistake, each with what to do instead. */
+  readonly elsewhere?: Readonly<Record<string, string>>;
+}
+
+const LOCK_DEFAULTS = {
+  ttl: true,
+  wait: true,
+  retry: true,
+  autoRenew: true,
+  fencing: true,
+  maxKeyLength: true,
+  retryAfter: true,
+} as const satisfies OptionNames<LockDefaults>;
+
+const LOCK_OPTIONS = {
+  ttl: true,
+  wait: true,
+  retry: true,
+  autoRenew: true,
+  fencing: true,
+  label: true,
+  metricKey: true,
+  retryAfter: true,
+} as const satisfies OptionNames<LockOptions>;
+
+/** What `onContention` and `holdAtLeast` mean outside `@WithLock`: nothing, and what to do instead. */
+const DECORATOR_ONLY = {
+  onContention:
+    'it is an option of @WithLock; a direct call throws LockNotAcquiredError on contention (catch it), or use tryAcquire(), which resolves null',
+  holdAtLeast:
+    'it is an option of @WithLock; with a lock from acquire(), keep it with lock.release(keepFor) instead of deleting it',
+};
+
+/** `LockModule.forRoot()` options, and what a `forRootAsync()` factory returns. */
+export const MODULE_OPTIONS: OptionsKind = {
+  title: 'LockModule options',
+  names: {
+    ...LOCK_DEFAULTS,
+    redis: true,
+    redlock: true,
+    etcd: true,
+    store: true,
+    keyPrefix: true,
+    releaseNotices: true,
+    handoffWindow: true,
+    replicaAck: true,
+    acceptEvictionRisk: true,
+    verifyOnStartup: true,
+    interceptor: true,
+    exposeResolvedKeys: true,
+    drainTimeout: true,
+    logger: true,
+    telemetry: true,
+  } as const satisfies OptionNames<LockModuleOptions>,
+  elsewhere: {
+    url: 'a connection URL goes in "redis": { redis: "redis://host:6379" }',
+    host: 'a server goes in "redis": { redis: { host, port } }',
+    port: 'a server goes in "redis": { redis: { host, port } }',
+    client: 'an ioredis client goes in "redis": { redis: client }',
+    nodes: 'Redlock nodes go in "redlock": { redlock: { nodes: [...] } }',
+    hosts: 'etcd members go in "etcd": { etcd: { hosts: [...] } }',
+    cluster: 'a Redis Cluster goes in "redis": { redis: { cluster: [nodes], options } }',
+    isGlobal: 'it is an option of forRoot() / forRootAsync() themselves, not of the options a factory returns',
+    label: 'it names one acquisition: give it per call or per @WithLock',
+    metricKey: 'it names one acquisition: give it per call or per @WithLock',
+    ...DECORATOR_ONLY,
+  },
+};
+
+/** `LockModule.forRootAsync()` options (those of Nest's `ConfigurableModuleBuilder`, and `isGlobal`). */
+export const ASYNC_MODULE_OPTIONS: OptionsKind = {
+  title: 'LockModule.forRootAsync() options',
+  names: {
+    imports: true,
+    inject: true,
+    useFactory: true,
+    useClass: true,
+    useExisting: true,
+    provideInjectionTokensFrom: true,
+    isGlobal: true,
+  } as const satisfies OptionNames<typeof ASYNC_OPTIONS_TYPE>,
+};
+
+/** `LockManager` constructor options. */
+export const MANAGER_OPTIONS: OptionsKind = {
+  title: 'LockManager options',
+  names: {
+    ...LOCK_DEFAULTS,
+    store: true,
+    logger: true,
+    closeStore: true,
+    drainTimeout: true,
+  } as const satisfies OptionNames<LockManagerOptions>,
+};
+
+/** Options of `acquire()` and `using()`. */
+export const CALL_OPTIONS: OptionsKind = { title: 'lock options', names: LOCK_OPTIONS, elsewhere: DECORATOR_ONLY };
+
+/** Options of `tryAcquire()`, which never waits. */
+export const TRY_OPTIONS: OptionsKind = {
+  title: 'tryAcquire() options',
+  names: {
+    ttl: true,
+    retry: true,
+    autoRenew: true,
+    fencing: true,
+    label: true,
+    metricKey: true,
+    retryAfter: true,
+  } as const satisfies OptionNames<Omit<LockOptions, 'wait'>>,
+  elsewhere: {
+    ...DECORATOR_ONLY,
+    wait: 'tryAcquire() never waits; use acquire(key, { wait }) to wait for the lock',
+  },
+};
+
+/** `@WithLock` options. */
+export const WITH_LOCK_OPTIONS: OptionsKind = {
+  title: '@WithLock options',
+  names: { ...LOCK_OPTIONS, onContention: true, holdAtLeast: true } as const satisfies OptionNames<WithLockOptions>,
+};
+
+/** The `retry` backoff. */
+export const BACKOFF_OPTIONS: OptionsKind = {
+  title: 'retry options',
+  names: { minDelay: true, maxDelay: true, factor: true } as const satisfies OptionNames<BackoffOptions>,
+};
+
+/** The `telemetry` switches. */
+export const TELEMETRY_OPTIONS: OptionsKind = {
+  title: 'telemetry options',
+  names: { metrics: true, traces: true, resolvedKeys: true } as const satisfies OptionNames<LockTelemetryOptions>,
+};
+
+/** `replicaAck`. */
+export const REPLICA_ACK_OPTIONS: OptionsKind = {
+  title: 'replicaAck options',
+  names: { replicas: true, timeout: true } as const satisfies OptionNames<ReplicaAckOptions>,
+};
+
+/** `RedisPermitStore` constructor options. */
+export const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
+  title: 'RedisPermitStore options',
+  names: {
+    client: true,
+    keyPrefix: true,
+    ownsClient: true,
+    releaseNotices: true,
+    handoffWindow: true,
+  } as const satisfies OptionNames<RedisPermitStoreOptions>,
+};
+
+/** `RedisLockStore` constructor options. */
+export const REDIS_STORE_OPTIONS: OptionsKind = {
+  title: 'RedisLockStore options',
+  names: {
+    client: true,
+    keyPrefix: true,
+    ownsClient: true,
+    releaseNotices: true,
+    handoffWindow: true,
+    replicaAck: true,
+    acceptEvictionRisk: true,
+  } as const satisfies OptionNames<RedisLockStoreOptions>,
+  elsewhere: { redis: 'the ioredis client goes in "client"' },
+};
+
+const REDLOCK_NAMES = {
+  nodes: true,
+  keyPrefix: true,
+  driftFactor: true,
+  timeout: true,
+  releaseNotices: true,
+  handoffWindow: true,
+  acceptEvictionRisk: true,
+} as const satisfies OptionNames<RedlockStoreOptions>;
+
+/** `RedlockStore` constructor options. */
+export const REDLOCK_STORE_OPTIONS: OptionsKind = { title: 'RedlockStore options', names: REDLOCK_NAMES };
+
+/** `EtcdLockStore` constructor options. */
+export const ETCD_STORE_OPTIONS: OptionsKind = {
+  title: 'EtcdLockStore options',
+  names: {
+    hosts: true,
+    client: true,
+    auth: true,
+    credentials: true,
+    keyPrefix: true,
+    timeout: true,
+    sessionTtl: true,
+  } as const satisfies OptionNames<EtcdLockStoreOptions>,
+  elsewhere: { nodes: 'etcd members go in "hosts"', endpoints: 'etcd members go in "hosts"' },
+};
+
+/** The module's `etcd` option: the store's options without `keyPrefix`, which the module sets. */
+export const MODULE_ETCD_OPTIONS: OptionsKind = {
+  title: 'etcd options',
+  names: {
+    hosts: true,
+    client: true,
+    auth: true,
+    credentials: true,
+    timeout: true,
+    sessionTtl: true,
+  } as const satisfies OptionNames<NonNullable<LockModuleOptions['etcd']>>,
+  elsewhere: {
+    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, etcd: { hosts } })',
+    nodes: 'etcd members go in "hosts"',
+    endpoints: 'etcd members go in "hosts"',
+  },
+};
+
+/** The module's `redlock` option: the store's options without those the module sets for every store. */
+export const MODULE_REDLOCK_OPTIONS: OptionsKind = {
+  title: 'redlock options',
+  names: {
+    nodes: true,
+    driftFactor: true,
+    timeout: true,
+  } as const satisfies OptionNames<NonNullable<LockModuleOptions['redlock']>>,
+  elsewhere: {
+    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, redlock: { nodes } })',
+    releaseNotices: 'it is a module option: LockModule.forRoot({ releaseNotices, redlock: { nodes } })',
+    handoffWindow: 'it is a module option: LockModule.forRoot({ handoffWindow, redlock: { nodes } })',
+    acceptEvictionRisk: 'it is a module option: LockModule.forRoot({ acceptEvictionRisk, redlock: { nodes } })',
+  },
+};
+
+/** The module's `redis: { cluster, options }`. */
+export const CLUSTER_CONFIG_OPTIONS: OptionsKind = {
+  title: 'Redis Cluster config',
+  names: { cluster: true, options: true } as const satisfies OptionNames<RedisClusterConfig>,
+};
+
+/** Options of `checkLockStore()` and `LockHealthIndicator.isHealthy()`. */
+export const HEALTH_CHECK_OPTIONS: OptionsKind = {
+  title: 'health check options',
+  names: { timeout: true } as const satisfies OptionNames<LockStoreCheckOptions>,
+};
+
+/**
+ * Refuses a name `options` has that `kind` does not know, with a `LockConfigurationError` that names the
+ * option (under `scope`, e.g. `retry.minDelai`) and suggests the known name it is closest to, or says
+ * where it belongs when it is a known mistake. A missing or non-object `options` is left to the caller.
+ * @throws LockConfigurationError for the first unknown name
+ */
+export function checkOptionNames(options: unknown, kind: OptionsKind, scope = ''): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const name of Object.keys(options)) {
+    if (Object.hasOwn(kind.names, name)) continue;
+    const option = scope ? `${scope}.${name}` : name;
+    const value = (options as Record<string, unknown>)[name];
+    const advice =
+      kind.elsewhere !== undefined && Object.hasOwn(kind.elsewhere, name) ? kind.elsewhere[name] : undefined;
+    if (advice !== undefined)
+      throw new LockConfigurationError(option, value, `it has no meaning in ${kind.title}: ${advice}`);
+    const known = Object.keys(kind.names);
+    const closest = closestName(name, known);
+    throw new LockConfigurationError(
+      option,
+      value,
+      closest === undefined
+        ? `${kind.title} have no such option; the known ones are ${known.join(', ')}`
+        : `${kind.title} have no such option; did you mean "${closest}"?`,
+    );
+  }
+}

@@ -1,0 +1,112 @@
+import { performance } from 'node:perf_hooks';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  LeaseRenewal,
+  LockState,
+  LockStore,
+  LockStoreHealth,
+  ReleaseWatch,
+} from '../../interfaces/lock-store.interface.js';
+import { LocalWatches } from './local-watches.js';
+
+interface Lease {
+  readonly token: string;
+  expiresAt: number;
+  timer: NodeJS.Timeout;
+  /** Who holds it, as given at acquire; it lives and dies with the lease. */
+  readonly holder?: string;
+}
+
+/**
+ * A lock store inside one process: the same contract as the Redis store (TTL expiry, tokens, fences,
+ * release notices), for tests and single-instance apps. Locks are not shared with other processes.
+ */
+export class MemoryLockStore implements LockStore {
+  private readonly leases = new Map<string, Lease>();
+  private readonly fences = new Map<string, number>();
+  private readonly watches = new LocalWatches();
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const current = this.leases.get(request.key);
+    if (current && current.token !== request.token) {
+      return { acquired: false, remainingTtl: Math.max(0, Math.ceil(current.expiresAt - performance.now())) };
+    }
+    if (current) {
+      this.setLease(request.key, request.token, request.ttl, request.holder ?? current.holder);
+      return request.fencing ? { acquired: true, fence: this.fences.get(request.key) ?? 0 } : { acquired: true };
+    }
+    this.setLease(request.key, request.token, request.ttl, request.holder);
+    if (!request.fencing) return { acquired: true };
+    // fence counters outlive leases, as in Redis: they must keep growing across holders. The clock floor
+    // gives fences of the same shape as Redis's, and keeps them above those of an earlier run of the process
+    const fence = Math.max((this.fences.get(request.key) ?? 0) + 1, microsecondsSinceEpoch());
+    this.fences.set(request.key, fence);
+    return { acquired: true, fence };
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    const lease = this.leases.get(key);
+    if (!lease || lease.token !== token) return false;
+    this.expire(key);
+    return true;
+  }
+
+  async extend(key: string, token: string, ttl: number): Promise<boolean> {
+    const lease = this.leases.get(key);
+    if (!lease || lease.token !== token) return false;
+    this.setLease(key, token, ttl, lease.holder);
+    return true;
+  }
+
+  async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    return Promise.all(renewals.map((renewal) => this.extend(renewal.key, renewal.token, renewal.ttl)));
+  }
+
+  async inspect(key: string): Promise<LockState> {
+    const lease = this.leases.get(key);
+    const fence = this.fences.get(key);
+    return {
+      held: lease !== undefined,
+      ...(lease ? { remainingTtl: Math.max(0, Math.ceil(lease.expiresAt - performance.now())) } : {}),
+      ...(fence !== undefined ? { fence } : {}),
+      ...(lease?.holder !== undefined ? { holder: lease.holder } : {}),
+    };
+  }
+
+  async watch(key: string): Promise<ReleaseWatch> {
+    return this.watches.watch(key);
+  }
+
+  /** Always healthy: it lives in this process. */
+  async health(): Promise<LockStoreHealth> {
+    return {};
+  }
+
+  async close(): Promise<void> {
+    for (const lease of this.leases.values()) clearTimeout(lease.timer);
+    this.leases.clear();
+    this.watches.wakeAll();
+  }
+
+  private setLease(key: string, token: string, ttl: number, holder: string | undefined): void {
+    const previous = this.leases.get(key);
+    if (previous) clearTimeout(previous.timer);
+    const timer = setTimeout(() => this.expire(key), ttl);
+    timer.unref();
+    this.leases.set(key, { token, expiresAt: performance.now() + ttl, timer, holder });
+  }
+
+  /** Ends a lease (release or TTL) and wakes its waiters, as a Redis release notice would. */
+  private expire(key: string): void {
+    const lease = this.leases.get(key);
+    if (lease) clearTimeout(lease.timer);
+    this.leases.delete(key);
+    this.watches.wake(key);
+  }
+}
+
+/** The wall clock in microseconds, read through the monotonic clock so that it never goes back in a process. */
+function microsecondsSinceEpoch(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+}

@@ -1,0 +1,58 @@
+import type { Cluster, Redis } from 'ioredis';
+import { describeFailureKind, failureKind, isNetworkError } from '../../utils/failure-kind.js';
+
+/**
+ * The last connection error a client reported while watched. ioredis tells why it cannot connect
+ * (`ECONNREFUSED`, `ETIMEDOUT`, an `AUTH` refused) only through `error` events; a command queued meanwhile
+ * fails with "Reached the max retries per request limit", which says nothing of the cause.
+ */
+export class ConnectionWatch {
+  /** The last error of the connection since it was last ready. */
+  private lastError: unknown;
+  private readonly onError = (error: unknown): void => {
+    this.lastError = error;
+  };
+  private readonly onReady = (): void => {
+    this.lastError = undefined;
+  };
+
+  constructor(private readonly client: Redis | Cluster) {
+    client.on('error', this.onError);
+    client.on('ready', this.onReady);
+  }
+
+  /**
+   * The error behind a command's failure: the connection's own (`ECONNREFUSED`, a refused `AUTH`) when the
+   * command only says it gave up or got no answer while the connection was failing.
+   */
+  causeOf(error: unknown): unknown {
+    if (this.lastError === undefined) return error;
+    const kind = failureKind(error);
+    return kind === undefined || kind === 'not connected' || kind === 'timeout' ? this.lastError : error;
+  }
+
+  stop(): void {
+    this.client.off('error', this.onError);
+    this.client.off('ready', this.onReady);
+  }
+}
+
+/**
+ * Why a server could not be used, in words: unreachable (`connection refused (ECONNREFUSED)`, a timeout,
+ * `not connected`), authentication required (`NOAUTH`) or refused (`WRONGPASS`); `undefined` for any other
+ * failure, which its own message describes.
+ * @param commandTimeout the client's, to say how long it waited
+ */
+export function describeConnectionFailure(cause: unknown, commandTimeout?: number): string | undefined {
+  const kind = failureKind(cause);
+  if (kind === undefined) return undefined;
+  if (kind === 'timeout')
+    return `no answer${commandTimeout === undefined ? '' : ` within ${commandTimeout} ms`} (timeout)`;
+  if (kind === 'not connected') return 'not connected (the command was given up while the client reconnected)';
+  if (kind === 'NOAUTH') {
+    return 'authentication required (NOAUTH): give the password (and user) in the URL or the client options';
+  }
+  if (kind === 'WRONGPASS') return 'the username or password was refused (WRONGPASS)';
+  if (isNetworkError(cause)) return describeFailureKind(kind);
+  return undefined;
+}

@@ -1,0 +1,246 @@
+import { performance } from 'node:perf_hooks';
+import type { Cluster, Redis } from 'ioredis';
+import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import { NotifiableWatch } from '../notifiable-watch.js';
+
+type Client = Redis | Cluster;
+
+/**
+ * A notice that reserves the key for one process (see RELEASE in scripts.ts): its owner id, and the owner id
+ * of the process standing after it in the line, if any. Any other notice is for every waiter.
+ */
+const RESERVATION = /^([0-9a-f]{16})(?: ([0-9a-f]{16}))?$/;
+
+interface Channel {
+  readonly watches: Set<NotifiableWatch>;
+  readonly subscribed: Promise<void>;
+  /** `performance.now()` once the subscription was confirmed; cleared when the connection drops. */
+  listeningSince?: number;
+  /** `performance.now()` of the last notice for this process. */
+  lastNotice?: number;
+  /** Wakes the watches once a reservation for the process before us in the line has had its window. */
+  relook?: NodeJS.Timeout;
+  /** Unsubscribes the channel when nobody has watched it for the linger time. */
+  idle?: NodeJS.Timeout;
+}
+
+/** How a {@link ReleaseSubscriber} reads the notices it hears. */
+export interface ReleaseSubscriberOptions {
+  /**
+   * The store's owner id: a notice that names another owner (the key is reserved for that process, first in
+   * the line) wakes nobody here; `*` (or anything else unnamed) wakes every waiter.
+   */
+  readonly owner?: string;
+  /**
+   * ms a channel stays subscribed after its last watch closed, so that a process waiting for the same key
+   * again and again does not subscribe each time, and its next wait is covered from the start.
+   */
+  readonly linger?: number;
+  /**
+   * ms a reservation for another process lasts: a notice that names this process next in line wakes its
+   * waiters once that is over (unless a later notice came first), so that a process that died first in
+   * line costs the others one window, not their backoff.
+   */
+  readonly handoffWindow?: number;
+  /**
+   * A notice `=version fence` on a channel: a release granted this process's waiter the lease directly (see
+   * RELEASE). Returns whether the channel's waiters should wake to take it.
+   */
+  readonly onGrant?: (version: number, fence: number) => boolean;
+}
+
+/** A direct grant's notice: the version of the request it granted and the fence. */
+const GRANT = /^=(\d+) (\d+)$/;
+
+/**
+ * One subscriber connection per store, shared by every waiter of every key (on a Cluster: one client
+ * whose sharded subscribers keep a connection to each master). Channels are counted by the watches on
+ * them and unsubscribed when the last one closes. After a reconnect, or a Cluster's re-subscription on
+ * a new topology, every watch is woken, since notices sent in between were lost.
+ */
+export class ReleaseSubscriber {
+  private connection?: Client;
+  private readonly channels = new Map<string, Channel>();
+  private everReady = false;
+  /** Which master served each slot when the subscriptions were last known to be in place (Cluster only). */
+  private topology?: string;
+
+  /**
+   * @param connect opens the dedicated subscriber connection (owned and closed by this class); for a
+   *   Cluster it must have ioredis' `shardedSubscribers` on, or SSUBSCRIBE goes to one random node
+   * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
+   */
+  constructor(
+    private readonly connect: () => Client,
+    readonly sharded: boolean,
+    private readonly options: ReleaseSubscriberOptions = {},
+  ) {}
+
+  /** Whether this process currently listens on `channel` (so the releaser can discount itself). */
+  isListening(channel: string): boolean {
+    return this.channels.has(channel);
+  }
+
+  /** How many watches of this process are open on `channel` (one per waiting queue of a manager). */
+  watchers(channel: string): number {
+    return this.channels.get(channel)?.watches.size ?? 0;
+  }
+
+  /**
+   * Watches `channel`. With `since` (a `performance.now()` time), a notice heard since then counts as heard,
+   * and the watch's `listeningSince` says from when on no notice can have been missed.
+   */
+  async watch(channel: string, since?: number): Promise<ReleaseWatch> {
+    const connection = this.ensureConnection();
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      const subscribing = this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel);
+      const created: Channel = {
+        watches: new Set(),
+        subscribed: subscribing.then(() => {
+          created.listeningSince = performance.now();
+        }),
+      };
+      entry = created;
+      this.channels.set(channel, created);
+      created.subscribed.catch(() => this.channels.get(channel) === created && this.channels.delete(channel));
+    }
+    clearTimeout(entry.idle);
+    entry.idle = undefined;
+    const watch = new NotifiableWatch((closed) => this.unwatch(channel, closed));
+    entry.watches.add(watch);
+    try {
+      await entry.subscribed;
+    } catch (error) {
+      entry.watches.delete(watch);
+      throw error;
+    }
+    if (since !== undefined && entry.lastNotice !== undefined && entry.lastNotice >= since) watch.wake();
+    watch.listeningSince = entry.listeningSince;
+    return watch;
+  }
+
+  async close(): Promise<void> {
+    const connection = this.connection;
+    this.connection = undefined;
+    for (const entry of this.channels.values()) {
+      clearTimeout(entry.idle);
+      clearTimeout(entry.relook);
+      for (const watch of entry.watches) watch.wake();
+    }
+    this.channels.clear();
+    // not QUIT: it would queue behind a SUBSCRIBE still waiting for a server that is down, for as long as
+    // the client's retries last (a minute with ioredis defaults), and a subscriber has no reply to wait for
+    connection?.disconnect();
+  }
+
+  /** Wakes the watches of a channel on a notice for this process or for all; plans a re-look when we are next. */
+  private hear(entry: Channel, message: string): void {
+    clearTimeout(entry.relook);
+    entry.relook = undefined;
+    const grant = GRANT.exec(message);
+    if (grant) {
+      if (this.options.onGrant?.(Number(grant[1]), Number(grant[2]))) {
+        entry.lastNotice = performance.now();
+        this.wake(entry);
+      }
+      return;
+    }
+    const reservation = RESERVATION.exec(message);
+    if (reservation && reservation[1] !== this.options.owner) {
+      if (
+        reservation[2] !== undefined &&
+        reservation[2] === this.options.owner &&
+        (this.options.handoffWindow ?? 0) > 0
+      ) {
+        entry.relook = setTimeout(() => this.wake(entry), (this.options.handoffWindow ?? 0) + 1);
+        entry.relook.unref();
+      }
+      return;
+    }
+    entry.lastNotice = performance.now();
+    this.wake(entry);
+  }
+
+  private wake(entry: Channel): void {
+    entry.relook = undefined;
+    for (const watch of entry.watches) watch.wake();
+  }
+
+  private forgetCoverage(): void {
+    for (const entry of this.channels.values()) entry.listeningSince = undefined;
+  }
+
+  /** Wakes every watch: notices sent while a subscription was being re-established were lost. */
+  private wakeAll(): void {
+    for (const entry of this.channels.values()) for (const watch of entry.watches) watch.wake();
+  }
+
+  private unwatch(channel: string, watch: NotifiableWatch): void {
+    const entry = this.channels.get(channel);
+    if (!entry || !entry.watches.delete(watch) || entry.watches.size > 0) return;
+    if ((this.options.linger ?? 0) > 0 && this.connection) {
+      entry.idle = setTimeout(() => this.unsubscribe(channel, entry), this.options.linger ?? 0);
+      entry.idle.unref();
+    } else {
+      this.unsubscribe(channel, entry);
+    }
+  }
+
+  private unsubscribe(channel: string, entry: Channel): void {
+    if (this.channels.get(channel) !== entry || entry.watches.size > 0) return;
+    this.channels.delete(channel);
+    clearTimeout(entry.relook);
+    const connection = this.connection;
+    if (!connection) return;
+    const unsubscribe = this.sharded ? connection.sunsubscribe(channel) : connection.unsubscribe(channel);
+    unsubscribe.catch(() => undefined);
+  }
+
+  private ensureConnection(): Client {
+    if (this.connection) return this.connection;
+    const connection = this.connect();
+    const onMessage = (channel: string | Buffer, message: string | Buffer): void => {
+      const entry = this.channels.get(String(channel));
+      if (entry) this.hear(entry, String(message));
+    };
+    connection.on(this.sharded ? 'smessage' : 'message', onMessage);
+    // notices sent while the connection is down are lost: no channel is known to be covered any more
+    connection.on('close', () => this.forgetCoverage());
+    const resubscribed = (): void => {
+      if (this.everReady) {
+        this.forgetCoverage();
+        this.wakeAll();
+      }
+      this.everReady = true;
+      this.topology = topologyOf(connection);
+    };
+    connection.on('ready', resubscribed);
+    if (this.sharded) {
+      // the sharded subscribers follow a failover or resharding on their own and say so with this event,
+      // which ioredis also emits after every failed attempt to reach a dead master (many per second):
+      // wake the waiters once the slots have moved, not at each of those
+      connection.on('subscribersReady', () => {
+        if (this.everReady && topologyOf(connection) !== this.topology) resubscribed();
+      });
+    }
+    // errors surface through the commands that fail; an unhandled 'error' event would crash the process
+    connection.on('error', () => undefined);
+    this.connection = connection;
+    return connection;
+  }
+}
+
+/** A compact description of which master serves which slots, to tell a topology change from a retry. */
+function topologyOf(connection: Client): string | undefined {
+  const slots = (connection as Cluster).slots;
+  if (!Array.isArray(slots)) return undefined;
+  let topology = '';
+  let previous: string | undefined;
+  for (let slot = 0; slot < slots.length; slot++) {
+    const master = slots[slot]?.[0];
+    if (master !== previous) topology += `${slot}:${master};`;
+    previous = master;
+  }
+  return topology;
+}
