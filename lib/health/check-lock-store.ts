@@ -1,3 +1,4 @@
+import { raceDeadline } from '../utils/deadline.js';
 import { performance } from 'node:perf_hooks';
 import type { LockStore, LockStoreHealth } from '../interfaces/lock-store.interface.js';
 import { MAX_DURATION } from '../utils/duration.js';
@@ -46,23 +47,17 @@ export async function checkLockStore(store: LockStore, options: LockStoreCheckOp
   const name = store.constructor?.name || 'LockStore';
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
-  let timer: NodeJS.Timeout | undefined;
   const probe = Promise.resolve().then(() =>
     store.health ? store.health() : store.inspect(PROBE_KEY).then(() => ({})),
   );
-  // the probe may settle after the timeout (the client gives up later): that late failure is nobody's
-  probe.catch(() => undefined);
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(timeout)), timeout);
-  });
   try {
-    const health = await Promise.race([probe, deadline]);
+    const health = await raceDeadline(probe, timeout, () => {
+      throw new TimeoutError(timeout);
+    });
     return { healthy: true, store: name, roundTripMs: elapsed(), ...health };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return { healthy: false, store: name, reason, roundTripMs: elapsed() };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

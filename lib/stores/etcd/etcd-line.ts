@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newOwnerId } from '../../utils/owner-id.js';
 import { performance } from 'node:perf_hooks';
 import type { EtcdCompare, EtcdRequestOp } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
@@ -25,7 +25,7 @@ const PLACE_GRACE = 1000;
  */
 export class EtcdLine {
   /** This store's name in every line: 16 hex digits, never a token. */
-  readonly owner = randomBytes(8).toString('hex');
+  readonly owner = newOwnerId();
   private readonly places = new Map<string, Place>();
   private session?: Promise<string>;
   private timer?: NodeJS.Timeout;

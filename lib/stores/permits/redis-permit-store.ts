@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newOwnerId } from '../../utils/owner-id.js';
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
@@ -58,7 +58,7 @@ export class RedisPermitStore implements PermitStore {
   readonly handoffWindow: number;
   private readonly prefix: string;
   /** Names this store's waiting places in notices, so that only its own waiters wake for them. */
-  private readonly owner = randomBytes(8).toString('hex');
+  private readonly owner = newOwnerId();
   private readonly subscriber?: ReleaseSubscriber;
   private readonly publishCommand: string;
   private readonly cluster: boolean;

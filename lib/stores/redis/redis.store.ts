@@ -1,6 +1,6 @@
+import { newOwnerId } from '../../utils/owner-id.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
@@ -148,7 +148,7 @@ export class RedisLockStore implements LockStore {
   /** How long a contended release reserves the key for the process first in line, in ms. */
   readonly handoffWindow: number;
   private readonly prefix: string;
-  private readonly owner = randomBytes(8).toString('hex');
+  private readonly owner = newOwnerId();
   private readonly subscriber?: ReleaseSubscriber;
   private readonly publishCommand: string;
   private readonly replicaAck?: ReplicaAck;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newOwnerId } from '../../utils/owner-id.js';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
@@ -170,7 +170,7 @@ export class RedlockStore implements LockStore {
   readonly handoffWindow: number;
   private readonly acceptEvictionRisk: boolean;
   private readonly publishCommand: string;
-  private readonly owner = randomBytes(8).toString('hex');
+  private readonly owner = newOwnerId();
   private readonly subscribers?: readonly ReleaseSubscriber[];
   private readonly watches = new Set<FanInWatch>();
   private closed = false;
