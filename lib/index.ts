@@ -24,6 +24,7 @@ export {
 export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';
+export { LOCK_STORE } from './lock.constants.js';
 export { LockInterceptor } from './lock.interceptor.js';
 export {
   lockErrorPayload,

@@ -1,33 +1,41 @@
 import type { FactoryProvider } from '@nestjs/common';
 import type { LockStore } from './interfaces/lock-store.interface.js';
+import { LOCK_STORE } from './lock.constants.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import { createStore } from './stores/create-store.js';
 import { checkModuleOptions, type CheckedModuleOptions } from './options/module-options.js';
 
-/** Injection token of the module's checked options and the store built from them. @internal */
-export const LOCK_MODULE_STORE = Symbol('nestjs-lock:module-store');
+/** Injection token of the module's options, checked. @internal */
+export const LOCK_CHECKED_OPTIONS = Symbol('nestjs-lock:checked-options');
 
-/**
- * The module's options, checked, and its store. Not in the barrel, yet kept in the published `.d.ts`
- * because `LockService`'s constructor takes it.
- */
-export interface ModuleStore {
-  readonly options: CheckedModuleOptions;
-  readonly store: LockStore;
-  /** Whether the module made the store, and closes it at shutdown. */
-  readonly owned: boolean;
+/** The stores this module built itself, and so closes at shutdown; a store given or overridden is never closed. */
+const storesMadeHere = new WeakSet<LockStore>();
+
+/** Whether the module built `store` (from `redis`, `redlock`, `etcd` or no store option) and must close it. @internal */
+export function isMadeByModule(store: LockStore): boolean {
+  return storesMadeHere.has(store);
 }
 
 /**
- * Checks the module options (what `forRoot()` got, or what the `forRootAsync()` factory returned), then
- * builds the store: every option is refused before a connection or a timer exists, and `ioredis` is loaded
- * only when a Redis store is built. @internal
+ * Checks the module options (what `forRoot()` got, or what the `forRootAsync()` factory returned): every
+ * option is refused before a connection or a timer exists. @internal
  */
-export const lockStoreProvider: FactoryProvider<Promise<ModuleStore>> = {
-  provide: LOCK_MODULE_STORE,
+export const checkedOptionsProvider: FactoryProvider<CheckedModuleOptions> = {
+  provide: LOCK_CHECKED_OPTIONS,
   inject: [LOCK_MODULE_OPTIONS],
-  useFactory: async (options: unknown) => {
-    const checked = checkModuleOptions(options);
-    return { options: checked, ...(await createStore(checked.store)) };
+  useFactory: (options: unknown) => checkModuleOptions(options),
+};
+
+/**
+ * Builds the store the checked options ask for, under {@link LOCK_STORE}; `ioredis` is loaded only when a
+ * Redis store is built. A test that overrides `LOCK_STORE` builds nothing here. @internal
+ */
+export const lockStoreProvider: FactoryProvider<Promise<LockStore>> = {
+  provide: LOCK_STORE,
+  inject: [LOCK_CHECKED_OPTIONS],
+  useFactory: async (options: CheckedModuleOptions) => {
+    const { store, owned } = await createStore(options.store);
+    if (owned) storesMadeHere.add(store);
+    return store;
   },
 };

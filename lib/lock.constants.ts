@@ -1,10 +1,16 @@
+/**
+ * Injection token of the `LockStore` behind `LockService`: the store the module options ask for.
+ * Override it in a test (`Test.createTestingModule(...).overrideProvider(LOCK_STORE).useValue(new
+ * MemoryLockStore())`) or inject it to reach the store itself; a store given this way is never closed by the module.
+ */
+export const LOCK_STORE = Symbol('nestjs-lock:store');
+
 /** Reflect metadata key under which `@WithLock` records its definition on the wrapped method. */
 export const WITH_LOCK_METADATA = 'nestjs-lock:with-lock';
 
 /** Nest's own metadata keys that tell what kind of handler a method is (stable across Nest 11 and 12). */
 export const NEST_PATH_METADATA = 'path';
 export const NEST_METHOD_METADATA = 'method';
-export const NEST_PATTERN_METADATA = 'microservices:pattern';
 /** Where Nest's parameter decorators (`@Param('id')`, `@Body()`...) record a handler's parameters, on its class. */
 export const NEST_ROUTE_ARGS_METADATA = '__routeArguments__';
 /** Marks the parameter entries of custom decorators made with `createParamDecorator`. */

@@ -10,7 +10,8 @@ import {
   LOCK_MODULE_OPTIONS,
   OPTIONS_TYPE,
 } from './lock.module-definition.js';
-import { lockStoreProvider } from './lock-store.provider.js';
+import { checkedOptionsProvider, lockStoreProvider } from './lock-store.provider.js';
+import { LOCK_STORE } from './lock.constants.js';
 import { LockService } from './lock.service.js';
 import { ASYNC_MODULE_OPTIONS, checkOptionNames } from './options/option-names.js';
 import type { DynamicModule } from '@nestjs/common';
@@ -26,8 +27,8 @@ import type { DynamicModule } from '@nestjs/common';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [lockStoreProvider, LockService, LockExplorer],
-  exports: [LockService],
+  providers: [checkedOptionsProvider, lockStoreProvider, LockService, LockExplorer],
+  exports: [LockService, LOCK_STORE],
 })
 export class LockModule extends ConfigurableModuleClass {
   /**

@@ -10,7 +10,10 @@ import {
 import { ModuleRef } from '@nestjs/core';
 import { findNestEventEmitter, forwardLockEvents } from './events/lock-event-forwarder.js';
 import { LockManager } from './core/lock-manager.js';
-import { LOCK_MODULE_STORE, type ModuleStore } from './lock-store.provider.js';
+import { LOCK_CHECKED_OPTIONS, isMadeByModule } from './lock-store.provider.js';
+import { LOCK_STORE } from './lock.constants.js';
+import type { LockStore } from './interfaces/lock-store.interface.js';
+import type { CheckedModuleOptions } from './options/module-options.js';
 import { registerService, unregisterService } from './lock-registry.js';
 import { LockTelemetry } from './telemetry/lock-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
@@ -45,20 +48,23 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
   private readonly telemetry: LockTelemetryOptions | false;
   private readonly detach: Array<() => void> = [];
 
-  /** @param setup the module options, checked at bootstrap, and the store built from them */
+  /**
+   * @param options the module options, checked at bootstrap
+   * @param store the store under {@link LOCK_STORE}: built from the options, or the one a test put there
+   */
   constructor(
-    @Inject(LOCK_MODULE_STORE) setup: ModuleStore,
+    @Inject(LOCK_CHECKED_OPTIONS) options: CheckedModuleOptions,
+    @Inject(LOCK_STORE) store: LockStore,
     @Optional() private readonly moduleRef?: ModuleRef,
   ) {
-    const { options, store, owned } = setup;
     super({
       ...options.defaults,
       store,
-      closeStore: owned,
+      closeStore: isMadeByModule(store),
       drainTimeout: options.drainTimeout,
       logger: options.logger ?? new Logger('LockModule'),
     });
-    this.memoryByDefault = options.store.kind === 'memory';
+    this.memoryByDefault = options.store.kind === 'memory' && isMadeByModule(store);
     this.verifyOnStartup = options.verifyOnStartup;
     this.telemetry = options.telemetry;
   }
