@@ -34,13 +34,13 @@ import { graphQLFrame, webSocketFrame } from './transports/request-frames.js';
  * `client.data.user`), and turns the lock errors of any handler
  * into what its transport's clients understand, from one payload ({@link lockErrorPayload}: `code`, `message`,
  * `resource`, `retryAfter`) and one overridable method per transport:
- * - HTTP ({@link toHttpException}): busy → 409 with `Retry-After`, store down or lease lost → 503, unusable key → 400;
- * - GraphQL ({@link toGraphQLError}): an error on the field, `extensions` with `code`, `retryAfter` and
+ * - HTTP ({@link LockInterceptor.toHttpException}): busy → 409 with `Retry-After`, store down or lease lost → 503, unusable key → 400;
+ * - GraphQL ({@link LockInterceptor.toGraphQLError}): an error on the field, `extensions` with `code`, `retryAfter` and
  *   `resource`, no stack; the other fields of the response are untouched;
- * - WebSockets ({@link toWsException}): a `WsException` carrying the payload, sent as the acknowledgement when
+ * - WebSockets ({@link LockInterceptor.toWsException}): a `WsException` carrying the payload, sent as the acknowledgement when
  *   the socket.io client asked for one, else as Nest's `exception` event;
- * - microservices ({@link toRpcException}): an `RpcException` carrying the payload, the client's error;
- * - BullMQ `process(job, token)` methods ({@link toJobError}): a busy key (or an unavailable store) puts the
+ * - microservices ({@link LockInterceptor.toRpcException}): an `RpcException` carrying the payload, the client's error;
+ * - BullMQ `process(job, token)` methods ({@link LockInterceptor.toJobError}): a busy key (or an unavailable store) puts the
  *   job off for `retryAfter` without spending an attempt.
  * Contention is expected traffic: none of these reaches Nest's exception handlers as a crash, so nothing is
  * logged at ERROR for it. Payloads name the key template, never the resolved key (unless the module option

@@ -11,13 +11,13 @@ const PROBE_KEY = '__nestjs-lock:health__';
 /** @default 1000 */
 export const DEFAULT_HEALTH_TIMEOUT = 1000;
 
-/** Options of {@link checkLockStore}. */
+/** Options of `checkLockStore`. */
 export interface LockStoreCheckOptions {
   /** Report the store down when it has not answered within this many ms. @default 1000 */
   readonly timeout?: number;
 }
 
-/** The outcome of {@link checkLockStore}. */
+/** The outcome of `checkLockStore`. */
 export type LockStoreStatus =
   | ({
       readonly healthy: true;

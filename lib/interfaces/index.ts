@@ -1,6 +1,7 @@
 export type {
   AcquireRequest,
   AcquireResult,
+  DirectGrant,
   HandOverResult,
   LeaseRenewal,
   LockState,
