@@ -24,3 +24,11 @@ export class LockStoreError extends LockError {
     });
   }
 }
+
+/**
+ * `error` as a {@link LockStoreError}: itself when it already is one (a store that explained its failure),
+ * else wrapped, naming what we were doing. @internal
+ */
+export function asStoreError(operation: string, key: string | undefined, error: unknown): LockStoreError {
+  return error instanceof LockStoreError ? error : new LockStoreError(operation, key, error);
+}

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import { LockStoreError } from '../errors/lock-store.error.js';
+import { asStoreError } from '../errors/lock-store.error.js';
 import type { LateGrant } from '../core/late-grant.js';
 import type { LockEventBase, LockEvents, LockStoreOperation } from './lock-events.js';
 import type { Lock } from '../core/lock.js';
@@ -193,8 +193,4 @@ function eventBase(source: LockEventBase): LockEventBase {
   return source.label === undefined
     ? { key: source.key, keyTemplate: source.keyTemplate }
     : { key: source.key, keyTemplate: source.keyTemplate, label: source.label };
-}
-
-function asStoreError(operation: string, key: string, error: unknown): LockStoreError {
-  return error instanceof LockStoreError ? error : new LockStoreError(operation, key, error);
 }
