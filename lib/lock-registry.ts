@@ -40,9 +40,14 @@ export interface JobErrorMapper {
 
 const jobErrors = new WeakMap<LockManager, JobErrorMapper>();
 
-/** Makes `mapper` answer the job processors of `service`; only `override` replaces one already bound. */
-export function bindJobErrors(service: LockManager, mapper: JobErrorMapper, override: boolean): void {
-  if (override || !jobErrors.has(service)) jobErrors.set(service, mapper);
+/** Makes `mapper` answer the job processors of `service`, unless one is bound already. */
+export function bindJobErrors(service: LockManager, mapper: JobErrorMapper): void {
+  if (!jobErrors.has(service)) jobErrors.set(service, mapper);
+}
+
+/** Makes `mapper` answer the job processors of `service`, in place of any bound before (a user's subclass wins). */
+export function replaceJobErrors(service: LockManager, mapper: JobErrorMapper): void {
+  jobErrors.set(service, mapper);
 }
 
 /** The mapper of `service`'s job processors, if its application has a `LockInterceptor`. */

@@ -20,7 +20,7 @@ import type { RequestFrame } from './keys/key-sources.js';
 import { runWithRequest } from './core/lock-context.js';
 import { lockErrorPayload, type LockErrorPayload } from './transports/lock-error-payload.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
-import { bindJobErrors } from './lock-registry.js';
+import { bindJobErrors, replaceJobErrors } from './lock-registry.js';
 import { LockService } from './lock.service.js';
 import { graphQLLockError, type GraphQLFieldInfo } from './transports/graphql-error.js';
 import { jobLockError, type DelayableJob } from './transports/job-error.js';
@@ -58,8 +58,10 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
 
   /** Serves the `@WithLock` job processors of this application, which no interceptor sees. */
   onModuleInit(): void {
-    // the module's own interceptor never takes the place of a subclass the application registered
-    if (this.locks) bindJobErrors(this.locks, this, this.constructor !== LockInterceptor);
+    if (!this.locks) return;
+    // a subclass is the application's own mapping: it replaces the module's, whichever Nest made first
+    if (this.constructor === LockInterceptor) bindJobErrors(this.locks, this);
+    else replaceJobErrors(this.locks, this);
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {

@@ -40,6 +40,17 @@ export interface LockedMethodDefinition {
  * application's LockService, and applies the contention policy. Stored as the wrapper's metadata so the
  * module can check it at bootstrap.
  */
+/** One call of a `@WithLock` method, as the wrapper sees it. */
+export interface LockedCall<T> {
+  /** The `this` of the call. */
+  readonly instance: unknown;
+  readonly args: unknown[];
+  /** Runs the original method with the call's `this` and arguments. */
+  readonly run: () => T | Promise<T>;
+  /** The method as Nest sees it (the `@WithLock` wrapper). */
+  readonly handler: object;
+}
+
 export class LockedMethod {
   private readonly templates?: readonly KeyTemplate[];
   private readonly settingsByService = new WeakMap<LockManager, LockSettings>();
@@ -79,19 +90,13 @@ export class LockedMethod {
    * Runs `call` under the lock(s) of this method, per its policy. Placeholders read the request being
    * handled only when this method is its handler: a provider method called during a request has its own
    * arguments, which a route param or body field of the same name must not replace.
-   * @param handler the method as Nest sees it (the `@WithLock` wrapper)
    */
-  async invoke<T>(
-    service: LockManager,
-    instance: unknown,
-    args: unknown[],
-    call: () => T | Promise<T>,
-    handler: object,
-  ): Promise<T | undefined> {
+  async invoke<T>(service: LockManager, call: LockedCall<T>): Promise<T | undefined> {
+    const { instance, args, handler, run } = call;
     const keys = this.keysFor(instance, args, handler);
     const settings = this.settingsFor(service);
     const keyTemplateOf = settings.metricKey === undefined ? this.keyTemplates(keys) : undefined;
-    return service.runLocked(keys, settings, call, {
+    return service.runLocked(keys, settings, run, {
       holdAtLeast: this.definition.holdAtLeast,
       keyTemplateOf,
       onContention:

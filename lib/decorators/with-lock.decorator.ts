@@ -97,7 +97,12 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
       if (!service) return Promise.reject(new LockNotReadyError(label));
       jobProcessor ??= isJobProcessor(this, propertyKey);
       // the wrapper carries the route metadata of decorators written above this one, added after it ran
-      const call = locked.invoke(service, this, args, () => method.apply(this, args), wrapper);
+      const call = locked.invoke(service, {
+        instance: this,
+        args,
+        run: () => method.apply(this, args),
+        handler: wrapper,
+      });
       // no interceptor sees what BullMQ calls: its lock errors are mapped here
       return jobProcessor ? call.catch((error: unknown) => rethrowForJob(service, error, args)) : call;
     };
