@@ -5,20 +5,17 @@ import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LockLostError } from '../errors/lock-lost.error.js';
 import type { LockContention, LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
-import type { AcquireRequest, LockStore } from '../interfaces/lock-store.interface.js';
-import { acquireRequest } from './acquire-request.js';
-import { HandOverOffer } from './hand-over-offer.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
+import { Acquirer } from './acquirer.js';
 import { HoldTimes } from './hold-times.js';
-import { lateGrantError, type LateGrant } from './late-grant.js';
 import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
 import { logLockEvents } from '../events/lock-event-logger.js';
 import { LockEvents, type LockEventListener, type LockEventName } from '../events/lock-events.js';
-import { LockObserver, type AcquireTrace } from '../events/lock-observer.js';
+import { LockObserver } from '../events/lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import type { Lock } from './lock.js';
-import { shuttingDownError, ShutdownGate } from './shutdown-gate.js';
-import { backoffDelay } from '../utils/backoff.js';
+import { ShutdownGate } from './shutdown-gate.js';
 import {
   checkDriftAllowance,
   checkHandoffWindow,
@@ -35,7 +32,6 @@ import { toMilliseconds, type Duration } from '../utils/duration.js';
 import { toLockInfo } from './lock-holder.js';
 import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from '../options/option-names.js';
 import { printable } from '../utils/printable.js';
-import { newToken } from '../utils/token.js';
 import {
   validateBoolean,
   validateKey,
@@ -74,20 +70,6 @@ export interface LockedScopeOptions<C> {
   readonly keyTemplateOf?: (key: string) => string | undefined;
 }
 
-/** How an acquisition ended: a grant, or a refusal with the holder's remaining lease. */
-type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
-/**
- * One try at the store: an outcome, or a grant that came back after its validity and was given back
- * (`retry`: the wait has time left to ask again).
- */
-type Attempt = Outcome | { readonly late: LateGrant; readonly retry: boolean };
-
-/** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
-interface Refusal {
-  readonly sentAt: number;
-  readonly remainingTtl: number | undefined;
-}
-
 /**
  * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
  * bounded backoff), renews them, scopes them to async flows, and releases them on close.
@@ -108,6 +90,7 @@ export class LockManager {
   private readonly drainTimeout: number;
   private readonly shutdown: ShutdownGate;
   private readonly leases: LeaseBook;
+  private readonly acquirer: Acquirer;
   private closing?: Promise<void>;
 
   /**
@@ -132,6 +115,7 @@ export class LockManager {
     this.shutdown = new ShutdownGate(this.store);
     const { store, observer, queues, shutdown, holdTimes } = this;
     this.leases = new LeaseBook({ store, observer, queues, shutdown, holdTimes });
+    this.acquirer = new Acquirer({ store, observer, leases: this.leases, queues, shutdown });
     checkDriftAllowance(this.settings.ttl, this.leases.drift(this.settings.ttl), 'ttl');
     checkHandoffWindow(this.store.handoffWindow, this.settings.ttl, 'handoffWindow');
     checkStoreMinimum(this.store.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
@@ -178,7 +162,7 @@ export class LockManager {
 
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const attempt = await this.acquireObserved(this.checkedKey(key, settings), settings);
+    const attempt = await this.acquirer.acquire(this.checkedKey(key, settings), settings);
     if ('lock' in attempt) return attempt.lock;
     const error = withKeyTemplate(
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
@@ -227,7 +211,7 @@ export class LockManager {
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
     const settings = { ...this.settingsOf(options, 'tryAcquire'), wait: 0 };
-    const attempt = await this.acquireObserved(this.checkedKey(key, settings), settings);
+    const attempt = await this.acquirer.acquire(this.checkedKey(key, settings), settings);
     return 'lock' in attempt ? attempt.lock : null;
   }
 
@@ -436,199 +420,6 @@ export class LockManager {
     if (call !== 'using' && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
     return settings;
   }
-
-  /** Acquires with the wait policy and reports the acquisition as events. */
-  private async acquireObserved(key: string, settings: LockSettings): Promise<Outcome> {
-    if (this.shutdown.begun) throw shuttingDownError(key);
-    const trace = this.observer.start(key, settings);
-    let outcome: Outcome;
-    try {
-      const attempt = await this.acquireWithPolicy(key, settings, trace);
-      // the last grant came back late and the wait has no time left for another: nobody else need hold the key
-      if ('late' in attempt) throw lateGrantError(attempt.late);
-      outcome = attempt;
-    } catch (error) {
-      // a refusal or a failure because the service shuts down is part of the shutdown, not an outage to log
-      if (this.shutdown.begun) this.observer.finished(trace, undefined);
-      else this.observer.failed(trace, error);
-      throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
-    }
-    this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
-    return outcome;
-  }
-
-  private async acquireWithPolicy(key: string, settings: LockSettings, trace: AcquireTrace): Promise<Attempt> {
-    const token = newToken();
-    const deadline = trace.started + settings.wait;
-    let queue = this.queues.get(key);
-    let refused: Refusal | undefined;
-    if (!queue) {
-      const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
-      let sentAt: number;
-      let first: Attempt;
-      do {
-        sentAt = performance.now();
-        first = await this.attempt(key, token, settings, trace, waiting);
-        // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
-      } while ('late' in first && first.retry);
-      if (!('remainingTtl' in first)) return first;
-      this.observer.contended(trace, first.remainingTtl);
-      if (settings.wait === 0) return first;
-      refused = { sentAt, remainingTtl: first.remainingTtl };
-      queue = this.queues.get(key);
-      if (!queue) this.queues.set(key, (queue = new LocalQueue()));
-    } else {
-      this.observer.contended(trace, this.leases.holderOf(key)?.remainingTime);
-      if (settings.wait === 0) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
-    }
-    return this.waitInQueue(key, token, settings, deadline, queue, trace, refused);
-  }
-
-  private async waitInQueue(
-    key: string,
-    token: string,
-    settings: LockSettings,
-    deadline: number,
-    queue: LocalQueue,
-    trace: AcquireTrace,
-    refused?: Refusal,
-  ): Promise<Attempt> {
-    const waiter = queue.enter();
-    let last: Attempt = { remainingTtl: refused?.remainingTtl };
-    let acquired: Attempt | undefined;
-    try {
-      if (!(await within(waiter.turn, deadline))) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
-      if (this.shutdown.begun) throw shuttingDownError(key);
-      // a watch made for our first refusal may cover every notice since that attempt was sent
-      const since = queue.watch ? undefined : refused?.sentAt;
-      queue.watch ??= this.store.watch(key, since);
-      const watch = await queue.watch;
-      // (a store that grants the next waiter directly needs its request beside its place: it asks once more)
-      const covered =
-        !this.store.grantsToWaiters &&
-        since !== undefined &&
-        watch.listeningSince !== undefined &&
-        watch.listeningSince <= since;
-      for (let round = 0; ; round++) {
-        if (this.shutdown.begun) throw shuttingDownError(key);
-        const local = this.leases.holderOf(key);
-        // without cover, a release between our refusal and the watch would go unheard: ask again first
-        if (!local && !(round === 0 && covered)) {
-          const waiting = { again: true, ttl: deadline - performance.now(), next: true };
-          last = await this.attempt(key, token, settings, trace, waiting);
-          if ('lock' in last) return (acquired = last);
-          // a late grant was given back: ask again at once, it says nothing about another holder
-          if ('late' in last) {
-            if (last.retry) continue;
-            return last;
-          }
-          this.observer.contended(trace, last.remainingTtl);
-        }
-        const remaining = deadline - performance.now();
-        if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
-        // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends
-        const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
-        const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
-        // a local holder can hand its lease straight to us when it releases, in its own store call
-        const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace) : undefined;
-        if (offer) queue.standBy(offer);
-        await watch.next(Math.max(1, delay));
-        // a release may have granted the lease straight to our request in the line; its notice said so
-        const direct = this.store.takeGrant?.(key, token);
-        if (direct) {
-          if (offer) queue.withdraw(offer);
-          if (this.shutdown.begun) throw await this.shutdown.refuseGrant(key, token);
-          const validUntil = direct.sentAt + settings.ttl - this.leases.drift(settings.ttl);
-          const late = this.lateness(key, settings.ttl, validUntil);
-          if (!late) {
-            const fence = settings.fencing ? direct.fence : undefined;
-            return (acquired = { lock: this.leases.grant({ key, token, settings, fence, sentAt: direct.sentAt }) });
-          }
-          last = await this.giveBack(late, token, trace);
-          if (!last.retry) return last;
-          continue;
-        }
-        if (offer) {
-          queue.withdraw(offer);
-          const handed = await offer.outcome;
-          if (handed) {
-            // the lease was handed over with the releaser's request; our turn to use it may come after its end
-            const late = this.lateness(handed.key, handed.ttl, handed.validUntil);
-            if (!late) return (acquired = { lock: handed });
-            this.leases.forget(handed);
-            last = await this.giveBack(late, token, trace);
-            if (!last.retry) return last;
-          }
-        }
-      }
-    } finally {
-      // a grant that comes for our request in the line after this is given back, not kept for a ttl
-      if (!acquired) this.store.withdrawOffer?.(key, token);
-      queue.leave(waiter);
-      if (queue.size === 0 && this.queues.get(key) === queue) {
-        this.queues.delete(key);
-        // nobody here waits any more: a place left in the store's line would cost the others a hand-off window
-        if (!acquired) this.shutdown.track(this.store.leaveLine?.(key) ?? Promise.resolve()).catch(() => undefined);
-        void queue.watch?.then(
-          (watch) => watch.close(),
-          () => undefined,
-        );
-      }
-    }
-  }
-
-  private async attempt(
-    key: string,
-    token: string,
-    settings: LockSettings,
-    trace: AcquireTrace,
-    waiting?: AcquireRequest['waiting'],
-  ): Promise<Attempt> {
-    trace.attempts++;
-    const sentAt = performance.now();
-    let result;
-    try {
-      result = await this.shutdown.track(this.store.acquire(acquireRequest(key, token, settings, waiting)));
-    } catch (error) {
-      // the grant may have happened before the reply was lost: undo it, token-checked, in the background
-      this.shutdown.track(this.store.release(key, token)).catch(() => undefined);
-      throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
-    }
-    if (!result.acquired) return { remainingTtl: result.remainingTtl };
-    if (this.shutdown.begun) throw await this.shutdown.refuseGrant(key, token);
-    const late = this.lateness(key, settings.ttl, sentAt + settings.ttl - this.leases.drift(settings.ttl));
-    if (late) return this.giveBack(late, token, trace);
-    return { lock: this.leases.grant({ key, token, settings, fence: result.fence, sentAt }) };
-  }
-
-  /** How late a grant of a `ttl` ms lease valid until `validUntil` is now; `undefined` while it is valid. */
-  private lateness(key: string, ttl: number, validUntil: number): LateGrant | undefined {
-    const lateBy = performance.now() - validUntil;
-    if (lateBy < 0) return undefined;
-    return { key, ttl, lateBy, elapsed: lateBy + ttl - this.leases.drift(ttl) };
-  }
-
-  /**
-   * Gives back a grant that came back after its validity ended: releases it, token-checked, so a lease
-   * someone took since stays theirs, and waits for that before the acquisition asks again with the same
-   * token (a retry that overtook the release would find its own token and be granted what is then deleted).
-   * Reported as a `late-grant`, never as an acquired lease.
-   */
-  private async giveBack(
-    late: LateGrant,
-    token: string,
-    trace: AcquireTrace,
-  ): Promise<{ late: LateGrant; retry: boolean }> {
-    try {
-      await this.shutdown.track(this.store.release(late.key, token));
-    } catch (error) {
-      // the grant ends by its TTL, which its validity says is close
-      this.observer.storeError('release', late.key, error, trace);
-    }
-    const retry = performance.now() < trace.started + trace.wait;
-    this.observer.lateGrant(trace, late, retry);
-    return { late, retry };
-  }
 }
 
 /**
@@ -645,17 +436,4 @@ function endedBeforeStart(lock: Lock): LockStoreError {
       "so the section was not run and the scope's leases were released. Each lease of a scope must outlast the " +
       "taking of its other keys: the store, or this process's event loop, is too slow for this ttl",
   );
-}
-
-/** Resolves `true` when `promise` settles before the deadline, `false` after it. */
-async function within(promise: Promise<void>, deadline: number): Promise<boolean> {
-  const remaining = deadline - performance.now();
-  if (remaining <= 0) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), remaining)));
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
