@@ -1,9 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import { LockStoreError } from '../errors/lock-store.error.js';
-import type { LockLostError } from '../errors/lock-lost.error.js';
-import type { LockContention, LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import { Acquirer } from './acquirer.js';
@@ -15,6 +13,8 @@ import { LockEvents, type LockEventListener, type LockEventName } from '../event
 import { LockObserver } from '../events/lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import type { Lock } from './lock.js';
+import { takeScope, type LockedScopeOptions, type ScopeHost } from './locked-scope.js';
+import { retryAfterSeconds } from './retry-after.js';
 import { ShutdownGate } from './shutdown-gate.js';
 import {
   checkDriftAllowance,
@@ -31,7 +31,6 @@ import {
 import { toMilliseconds, type Duration } from '../utils/duration.js';
 import { toLockInfo } from './lock-holder.js';
 import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from '../options/option-names.js';
-import { printable } from '../utils/printable.js';
 import {
   validateBoolean,
   validateKey,
@@ -60,16 +59,6 @@ export interface LockManagerOptions extends LockDefaults {
 /** How long `close()` waits for holders to finish by default, in ms. */
 export const DEFAULT_DRAIN_TIMEOUT = 5000;
 
-/** How a locked scope treats contention and release. @internal */
-export interface LockedScopeOptions<C> {
-  /** Keep the leases until at least this many ms after the scope started. */
-  readonly holdAtLeast?: number;
-  /** Called instead of throwing when a key stays held past the wait; its result is the scope's. */
-  readonly onContention?: (error: LockNotAcquiredError) => C;
-  /** The key template each key is reported under, when the keys of one scope have different ones. */
-  readonly keyTemplateOf?: (key: string) => string | undefined;
-}
-
 /**
  * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
  * bounded backoff), renews them, scopes them to async flows, and releases them on close.
@@ -92,6 +81,12 @@ export class LockManager {
   private readonly leases: LeaseBook;
   private readonly acquirer: Acquirer;
   private closing?: Promise<void>;
+  /** How a locked scope takes its keys: as `acquire` does, reusing what the flow holds of this manager. */
+  private readonly scopeHost: ScopeHost = {
+    owner: this,
+    acquire: (key, settings) => this.acquireWith(key, settings),
+    releaseAll: (locks) => this.releaseAll(locks),
+  };
 
   /**
    * @throws LockConfigurationError when an option is invalid, has an unknown name, or its ttl cannot work
@@ -168,40 +163,8 @@ export class LockManager {
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
       settings.metricKey,
     );
-    error.retryAfter = this.retryAfter(error, settings);
+    error.retryAfter = retryAfterSeconds(error, settings.retryAfter, this.holdTimes, this.logger);
     throw error;
-  }
-
-  /**
-   * Whole seconds after which a refused caller may succeed: the `retryAfter` option, else the smaller of the
-   * holder's remaining lease and how long holders of the key template usually keep it, at least 1 s.
-   */
-  private retryAfter(error: LockNotAcquiredError, settings: LockSettings): number {
-    const template = error.keyTemplate;
-    const usualHoldTime = template === undefined ? undefined : this.holdTimes.usual(template);
-    const estimate = Math.max(1, Math.ceil(Math.min(error.remainingTime ?? 1000, usualHoldTime ?? Infinity) / 1000));
-    const option = settings.retryAfter;
-    if (option === undefined) return estimate;
-    if (typeof option === 'number') return option;
-    const contention: LockContention = {
-      key: error.key,
-      ...(template === undefined ? {} : { keyTemplate: template }),
-      ...(error.remainingTime === undefined ? {} : { remainingTime: error.remainingTime }),
-      ...(usualHoldTime === undefined ? {} : { usualHoldTime }),
-      waited: error.waited,
-    };
-    let chosen: unknown;
-    try {
-      chosen = option(contention);
-    } catch (failure) {
-      chosen = failure;
-    }
-    if (typeof chosen === 'number' && Number.isFinite(chosen) && chosen >= 0) return Math.ceil(chosen);
-    this.logger?.warn(
-      `The retryAfter function of ${printable(template ?? 'a direct call')} gave ${printable(String(chosen))} instead of ` +
-        `0 or more seconds; told the client ${estimate} s.`,
-    );
-    return estimate;
   }
 
   /**
@@ -260,7 +223,10 @@ export class LockManager {
     const started = performance.now();
     let acquired;
     try {
-      acquired = await this.acquireInTime([...new Set(keys)], settings, scope.keyTemplateOf);
+      acquired = await takeScope(
+        { keys: [...new Set(keys)], settings, keyTemplateOf: scope.keyTemplateOf },
+        this.scopeHost,
+      );
     } catch (error) {
       if (scope.onContention && error instanceof LockNotAcquiredError) return scope.onContention(error);
       throw error;
@@ -277,61 +243,6 @@ export class LockManager {
   /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */
   reportSkip(label: string, error: LockNotAcquiredError, keyTemplate?: string): void {
     this.observer.skipped(label, error, keyTemplate);
-  }
-
-  /**
-   * Takes every key, and makes sure each lease is still valid when the section is about to start: with
-   * several keys, the first lease can end while the last is taken (a stall, a store too slow to renew it).
-   * Then every lease taken is released and the set is taken again while the wait lasts; after that, the
-   * scope fails with a `LockStoreError`, never runs on a lease that ended.
-   */
-  private async acquireInTime(
-    keys: readonly string[],
-    settings: LockSettings,
-    keyTemplateOf?: (key: string) => string | undefined,
-  ): Promise<{ locks: Lock[]; taken: Lock[] }> {
-    const deadline = performance.now() + settings.wait;
-    for (let wait = settings.wait; ;) {
-      const acquired = await this.acquireAll(keys, { ...settings, wait }, keyTemplateOf);
-      const ended = acquired.locks.find((lock) => !lock.isHeld);
-      if (!ended) return acquired;
-      await this.releaseAll(acquired.taken);
-      wait = Math.floor(deadline - performance.now());
-      if (wait <= 0) throw withKeyTemplate(endedBeforeStart(ended), keyTemplateOf?.(ended.key) ?? settings.metricKey);
-    }
-  }
-
-  /**
-   * Takes every key in a stable order (so two callers never deadlock on each other), reusing what this
-   * flow already holds; on any failure releases what it took and rethrows.
-   */
-  private async acquireAll(
-    keys: readonly string[],
-    settings: LockSettings,
-    keyTemplateOf?: (key: string) => string | undefined,
-  ): Promise<{ locks: Lock[]; taken: Lock[] }> {
-    const byKey = new Map<string, Lock>();
-    const taken: Lock[] = [];
-    try {
-      for (const key of [...keys].sort()) {
-        const reentrant = heldInFlow(this, key);
-        if (reentrant) {
-          byKey.set(key, reentrant);
-          continue;
-        }
-        const template = keyTemplateOf?.(key);
-        const lock = await this.acquireWith(
-          key,
-          template === undefined ? settings : { ...settings, metricKey: template },
-        );
-        byKey.set(key, lock);
-        taken.push(lock);
-      }
-    } catch (error) {
-      await this.releaseAll(taken);
-      throw error;
-    }
-    return { locks: keys.map((key) => byKey.get(key) as Lock), taken };
   }
 
   /** Releases locks, never throwing: a failed release only means the lease runs out by its TTL. @internal */
@@ -420,20 +331,4 @@ export class LockManager {
     if (call !== 'using' && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
     return settings;
   }
-}
-
-/**
- * The error of a locked scope whose lease on one key ended before the section could start (while its other
- * keys were taken) and whose wait left no time to take the set again.
- */
-function endedBeforeStart(lock: Lock): LockStoreError {
-  const lost = lock.signal.aborted ? (lock.signal.reason as LockLostError) : undefined;
-  return new LockStoreError(
-    'acquire',
-    lock.key,
-    lost,
-    `its lease ended before the section could start (${lost ? `lost: ${lost.reason}` : 'its validity ran out'}), ` +
-      "so the section was not run and the scope's leases were released. Each lease of a scope must outlast the " +
-      "taking of its other keys: the store, or this process's event loop, is too slow for this ttl",
-  );
 }
