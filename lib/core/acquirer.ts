@@ -39,13 +39,13 @@ interface Refusal {
   readonly remainingTtl: number | undefined;
 }
 
-/** What an acquirer works with; its manager owns each part and shares the queues and the gate with its lease book. */
+/** What an acquirer works with: parts its manager owns, the queues and the gate shared with the lease book. */
 export interface AcquirerParts {
   readonly store: LockStore;
   readonly observer: LockObserver;
   /** Where a grant becomes a held lease, and where a local holder is found. */
   readonly leases: LeaseBook;
-  /** The local waiters per key; an acquirer adds a key's queue when its first waiter comes, removes it after the last. */
+  /** The local waiters per key: a key's queue is added with its first waiter and removed after its last. */
   readonly queues: Map<string, LocalQueue>;
   readonly shutdown: ShutdownGate;
 }
@@ -227,7 +227,10 @@ export class Acquirer {
     return this.giveBack(acquisition, late);
   }
 
-  /** The last waiter left `queue`: it goes, and with it the key's release watch and, unless granted, its place in the store's line. */
+  /**
+   * The last waiter left `queue`: it goes, and with it the key's release watch and, unless it was granted, the
+   * process's place in the store's line.
+   */
   private closeQueue(key: string, queue: LocalQueue, outcome: Attempt | undefined): void {
     this.queues.delete(key);
     // nobody here waits any more: a place left in the store's line would cost the others a hand-off window

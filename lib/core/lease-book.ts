@@ -202,10 +202,10 @@ export class LeaseBook implements LeaseController {
     trace.attempts++;
     const sentAt = performance.now();
     const result = await store.handOver(lock.key, lock.token, acquireRequest(lock.key, token, settings));
+    if (!result.handedOver) return result.released;
     // a hand-over that was on its way when the shutdown began: the waiter is refused like any other
-    if (result.handedOver && this.shutdown.begun) await this.shutdown.refuseGrant(lock.key, token);
-    else if (result.handedOver)
-      offer.settle(this.grant({ key: lock.key, token, settings, fence: result.fence, sentAt }));
+    if (this.shutdown.begun) await this.shutdown.refuseGrant(lock.key, token);
+    else offer.settle(this.grant({ key: lock.key, token, settings, fence: result.fence, sentAt }));
     return result.released;
   }
 

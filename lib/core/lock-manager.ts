@@ -155,6 +155,7 @@ export class LockManager {
     return this.acquireWith(key, this.settingsOf(options, 'acquire'));
   }
 
+  /** Acquires with settings already resolved; a refusal is a `LockNotAcquiredError` that says when to retry. */
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
     const attempt = await this.acquirer.acquire(this.checkedKey(key, settings), settings);
@@ -315,6 +316,7 @@ export class LockManager {
     return this.closing;
   }
 
+  /** The steps of {@link close}, once. */
   private async closeInOrder(): Promise<void> {
     this.leases.stopRenewals();
     for (const queue of this.queues.values()) queue.wake();
