@@ -1,35 +1,36 @@
 import { performance } from 'node:perf_hooks';
-import { isLockError, type LockError } from '../errors/lock.error.js';
+import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import { LockStoreError } from '../errors/lock-store.error.js';
-import type { LockLostError, LockLostReason } from '../errors/lock-lost.error.js';
-import type { LockContention, LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
-import type { AcquireRequest, LockStore } from '../interfaces/lock-store.interface.js';
-import { HandOverOffer } from './hand-over-offer.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
+import { Acquirer } from './acquirer.js';
 import { HoldTimes } from './hold-times.js';
-import { lateGrantError, type LateGrant } from './late-grant.js';
-import { LeaseRenewer } from './lease-renewer.js';
+import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
 import { logLockEvents } from '../events/lock-event-logger.js';
 import { LockEvents, type LockEventListener, type LockEventName } from '../events/lock-events.js';
-import { LockObserver, type AcquireTrace } from '../events/lock-observer.js';
+import { LockObserver } from '../events/lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
-import { clockDrift, Lock, type LeaseController } from './lock.js';
-import { backoffDelay } from '../utils/backoff.js';
-import { checkDriftAllowance, checkHandoffWindow, checkStoreMinimum } from '../options/lease-bounds.js';
+import type { Lock } from './lock.js';
+import { takeScope, type LockedScopeOptions, type ScopeHost } from './locked-scope.js';
+import { retryAfterSeconds } from './retry-after.js';
+import { ShutdownGate } from './shutdown-gate.js';
+import {
+  checkDriftAllowance,
+  checkHandoffWindow,
+  checkStoreMinimum,
+  checkTtlForStore,
+} from '../options/lease-bounds.js';
 import {
   DEFAULT_MAX_KEY_LENGTH,
   DEFAULT_SETTINGS,
   resolveSettings,
-  validateTtl,
   type LockSettings,
 } from '../options/lock-settings.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
-import { encodeHolder, toLockInfo } from './lock-holder.js';
+import { toLockInfo } from './lock-holder.js';
 import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from '../options/option-names.js';
-import { printable } from '../utils/printable.js';
-import { newToken } from '../utils/token.js';
 import {
   validateBoolean,
   validateKey,
@@ -58,30 +59,6 @@ export interface LockManagerOptions extends LockDefaults {
 /** How long `close()` waits for holders to finish by default, in ms. */
 export const DEFAULT_DRAIN_TIMEOUT = 5000;
 
-/** How a locked scope treats contention and release. @internal */
-export interface LockedScopeOptions<C> {
-  /** Keep the leases until at least this many ms after the scope started. */
-  readonly holdAtLeast?: number;
-  /** Called instead of throwing when a key stays held past the wait; its result is the scope's. */
-  readonly onContention?: (error: LockNotAcquiredError) => C;
-  /** The key template each key is reported under, when the keys of one scope have different ones. */
-  readonly keyTemplateOf?: (key: string) => string | undefined;
-}
-
-/** How an acquisition ended: a grant, or a refusal with the holder's remaining lease. */
-type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
-/**
- * One try at the store: an outcome, or a grant that came back after its validity and was given back
- * (`retry`: the wait has time left to ask again).
- */
-type Attempt = Outcome | { readonly late: LateGrant; readonly retry: boolean };
-
-/** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
-interface Refusal {
-  readonly sentAt: number;
-  readonly remainingTtl: number | undefined;
-}
-
 /**
  * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
  * bounded backoff), renews them, scopes them to async flows, and releases them on close.
@@ -93,22 +70,23 @@ export class LockManager {
   protected readonly settings: LockSettings;
   protected readonly logger?: LockLogger;
   private readonly maxKeyLength: number;
-  private readonly renewer: LeaseRenewer;
+  /** The local waiters per key: acquisitions line up in them, releases wake them and hand leases to their heads. */
   private readonly queues = new Map<string, LocalQueue>();
-  private readonly held = new Map<string, Lock>();
-  private readonly controller: LeaseController;
   private readonly closeStore: boolean;
   private readonly events: LockEvents;
   private readonly observer: LockObserver;
   private readonly holdTimes = new HoldTimes();
   private readonly drainTimeout: number;
+  private readonly shutdown: ShutdownGate;
+  private readonly leases: LeaseBook;
+  private readonly acquirer: Acquirer;
   private closing?: Promise<void>;
-  /** Set the moment `close()` is called, before anything is released: from then on nothing new is granted. */
-  private shuttingDown = false;
-  /** Store calls that a shutdown must see answered before it closes the store. */
-  private readonly pending = new Set<Promise<unknown>>();
-  /** Called whenever a lease stops being held, for the shutdown's drain. */
-  private readonly releaseListeners = new Set<() => void>();
+  /** How a locked scope takes its keys: as `acquire` does, reusing what the flow holds of this manager. */
+  private readonly scopeHost: ScopeHost = {
+    owner: this,
+    acquire: (key, settings) => this.acquireWith(key, settings),
+    releaseAll: (locks) => this.releaseAll(locks),
+  };
 
   /**
    * @throws LockConfigurationError when an option is invalid, has an unknown name, or its ttl cannot work
@@ -129,16 +107,11 @@ export class LockManager {
     this.events = new LockEvents(this.logger);
     this.observer = new LockObserver(this.events);
     if (this.logger) logLockEvents(this.events, this.logger);
-    this.renewer = new LeaseRenewer(this.store, (lock, reason, cause) => this.onLost(lock, reason, cause), {
-      renewed: (lock) => this.observer.renewed(lock),
-      failed: (lock, error) => this.observer.storeError('renew', lock.key, error, lock),
-    });
-    this.controller = {
-      extend: (lock, ttl) => this.extendLease(lock, ttl),
-      release: (lock, keepFor) => this.releaseLease(lock, keepFor),
-      drift: (ttl) => this.store.clockDrift?.(ttl) ?? clockDrift(ttl),
-    };
-    checkDriftAllowance(this.settings.ttl, this.controller.drift(this.settings.ttl), 'ttl');
+    this.shutdown = new ShutdownGate(this.store);
+    const { store, observer, queues, shutdown, holdTimes } = this;
+    this.leases = new LeaseBook({ store, observer, queues, shutdown, holdTimes });
+    this.acquirer = new Acquirer({ store, observer, leases: this.leases, queues, shutdown });
+    checkDriftAllowance(this.settings.ttl, this.leases.drift(this.settings.ttl), 'ttl');
     checkHandoffWindow(this.store.handoffWindow, this.settings.ttl, 'handoffWindow');
     checkStoreMinimum(this.store.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
   }
@@ -166,14 +139,10 @@ export class LockManager {
    */
   resolve(options?: LockOptions, scope = ''): LockSettings {
     const settings = resolveSettings(this.settings, options, scope);
-    if (settings.ttl !== this.settings.ttl) this.checkTtl(settings.ttl, scope ? `${scope}.ttl` : 'ttl');
+    if (settings.ttl !== this.settings.ttl) {
+      checkTtlForStore(this.store, settings.ttl, this.leases.drift(settings.ttl), scope ? `${scope}.ttl` : 'ttl');
+    }
     return settings;
-  }
-
-  private checkTtl(ttl: number, option: string): void {
-    checkDriftAllowance(ttl, this.controller.drift(ttl), option);
-    checkHandoffWindow(this.store.handoffWindow, ttl, option);
-    checkStoreMinimum(this.store.minTtl, this.store.constructor.name, ttl, option);
   }
 
   /**
@@ -186,48 +155,17 @@ export class LockManager {
     return this.acquireWith(key, this.settingsOf(options, 'acquire'));
   }
 
+  /** Acquires with settings already resolved; a refusal is a `LockNotAcquiredError` that says when to retry. */
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const attempt = await this.acquireObserved(this.checkedKey(key, settings), settings);
+    const attempt = await this.acquirer.acquire(this.checkedKey(key, settings), settings);
     if ('lock' in attempt) return attempt.lock;
     const error = withKeyTemplate(
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
       settings.metricKey,
     );
-    error.retryAfter = this.retryAfter(error, settings);
+    error.retryAfter = retryAfterSeconds(error, settings.retryAfter, this.holdTimes, this.logger);
     throw error;
-  }
-
-  /**
-   * Whole seconds after which a refused caller may succeed: the `retryAfter` option, else the smaller of the
-   * holder's remaining lease and how long holders of the key template usually keep it, at least 1 s.
-   */
-  private retryAfter(error: LockNotAcquiredError, settings: LockSettings): number {
-    const template = error.keyTemplate;
-    const usualHoldTime = template === undefined ? undefined : this.holdTimes.usual(template);
-    const estimate = Math.max(1, Math.ceil(Math.min(error.remainingTime ?? 1000, usualHoldTime ?? Infinity) / 1000));
-    const option = settings.retryAfter;
-    if (option === undefined) return estimate;
-    if (typeof option === 'number') return option;
-    const contention: LockContention = {
-      key: error.key,
-      ...(template === undefined ? {} : { keyTemplate: template }),
-      ...(error.remainingTime === undefined ? {} : { remainingTime: error.remainingTime }),
-      ...(usualHoldTime === undefined ? {} : { usualHoldTime }),
-      waited: error.waited,
-    };
-    let chosen: unknown;
-    try {
-      chosen = option(contention);
-    } catch (failure) {
-      chosen = failure;
-    }
-    if (typeof chosen === 'number' && Number.isFinite(chosen) && chosen >= 0) return Math.ceil(chosen);
-    this.logger?.warn(
-      `The retryAfter function of ${printable(template ?? 'a direct call')} gave ${printable(String(chosen))} instead of ` +
-        `0 or more seconds; told the client ${estimate} s.`,
-    );
-    return estimate;
   }
 
   /**
@@ -237,7 +175,7 @@ export class LockManager {
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
     const settings = { ...this.settingsOf(options, 'tryAcquire'), wait: 0 };
-    const attempt = await this.acquireObserved(this.checkedKey(key, settings), settings);
+    const attempt = await this.acquirer.acquire(this.checkedKey(key, settings), settings);
     return 'lock' in attempt ? attempt.lock : null;
   }
 
@@ -286,7 +224,10 @@ export class LockManager {
     const started = performance.now();
     let acquired;
     try {
-      acquired = await this.acquireInTime([...new Set(keys)], settings, scope.keyTemplateOf);
+      acquired = await takeScope(
+        { keys: [...new Set(keys)], settings, keyTemplateOf: scope.keyTemplateOf },
+        this.scopeHost,
+      );
     } catch (error) {
       if (scope.onContention && error instanceof LockNotAcquiredError) return scope.onContention(error);
       throw error;
@@ -303,61 +244,6 @@ export class LockManager {
   /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */
   reportSkip(label: string, error: LockNotAcquiredError, keyTemplate?: string): void {
     this.observer.skipped(label, error, keyTemplate);
-  }
-
-  /**
-   * Takes every key, and makes sure each lease is still valid when the section is about to start: with
-   * several keys, the first lease can end while the last is taken (a stall, a store too slow to renew it).
-   * Then every lease taken is released and the set is taken again while the wait lasts; after that, the
-   * scope fails with a `LockStoreError`, never runs on a lease that ended.
-   */
-  private async acquireInTime(
-    keys: readonly string[],
-    settings: LockSettings,
-    keyTemplateOf?: (key: string) => string | undefined,
-  ): Promise<{ locks: Lock[]; taken: Lock[] }> {
-    const deadline = performance.now() + settings.wait;
-    for (let wait = settings.wait; ;) {
-      const acquired = await this.acquireAll(keys, { ...settings, wait }, keyTemplateOf);
-      const ended = acquired.locks.find((lock) => !lock.isHeld);
-      if (!ended) return acquired;
-      await this.releaseAll(acquired.taken);
-      wait = Math.floor(deadline - performance.now());
-      if (wait <= 0) throw withKeyTemplate(endedBeforeStart(ended), keyTemplateOf?.(ended.key) ?? settings.metricKey);
-    }
-  }
-
-  /**
-   * Takes every key in a stable order (so two callers never deadlock on each other), reusing what this
-   * flow already holds; on any failure releases what it took and rethrows.
-   */
-  private async acquireAll(
-    keys: readonly string[],
-    settings: LockSettings,
-    keyTemplateOf?: (key: string) => string | undefined,
-  ): Promise<{ locks: Lock[]; taken: Lock[] }> {
-    const byKey = new Map<string, Lock>();
-    const taken: Lock[] = [];
-    try {
-      for (const key of [...keys].sort()) {
-        const reentrant = heldInFlow(this, key);
-        if (reentrant) {
-          byKey.set(key, reentrant);
-          continue;
-        }
-        const template = keyTemplateOf?.(key);
-        const lock = await this.acquireWith(
-          key,
-          template === undefined ? settings : { ...settings, metricKey: template },
-        );
-        byKey.set(key, lock);
-        taken.push(lock);
-      }
-    } catch (error) {
-      await this.releaseAll(taken);
-      throw error;
-    }
-    return { locks: keys.map((key) => byKey.get(key) as Lock), taken };
   }
 
   /** Releases locks, never throwing: a failed release only means the lease runs out by its TTL. @internal */
@@ -395,12 +281,12 @@ export class LockManager {
    */
   current(key?: string): Lock | undefined {
     if (key !== undefined) return heldInFlow(this, key);
-    return currentFrame()?.innermost.find((lock) => this.held.get(lock.key) === lock);
+    return currentFrame()?.innermost.find((lock) => this.leases.holds(lock));
   }
 
   /** Number of leases this manager holds right now. */
   get heldCount(): number {
-    return this.held.size;
+    return this.leases.size;
   }
 
   /**
@@ -425,47 +311,19 @@ export class LockManager {
    */
   close(): Promise<void> {
     // before anything runs: the releases below must not hand a lease on to a local waiter
-    this.shuttingDown = true;
-    this.closing ??= this.shutdown();
+    this.shutdown.begin();
+    this.closing ??= this.closeInOrder();
     return this.closing;
   }
 
-  private async shutdown(): Promise<void> {
-    this.renewer.stop();
+  /** The steps of {@link close}, once. */
+  private async closeInOrder(): Promise<void> {
+    this.leases.stopRenewals();
     for (const queue of this.queues.values()) queue.wake();
-    const deadline = performance.now() + this.drainTimeout;
-    await Promise.all([...this.held.values()].map((lock) => this.drainLease(lock, deadline)));
+    await this.leases.drain(performance.now() + this.drainTimeout);
     // a grant or release that was on its way when the shutdown began is answered before the store closes
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.shutdown.answered();
     if (this.closeStore) await this.store.close();
-  }
-
-  /** Waits for `lock`'s holder to release it until `deadline` or the end of its lease, then ends it. */
-  private async drainLease(lock: Lock, deadline: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.releaseListeners.delete(check);
-        resolve();
-      };
-      const check = (): void => {
-        if (this.held.get(lock.key) !== lock) done();
-      };
-      const timer = setTimeout(done, Math.max(0, Math.min(deadline, lock.validUntil) - performance.now()));
-      this.releaseListeners.add(check);
-      check();
-    });
-    if (this.held.get(lock.key) !== lock) return;
-    this.onLost(lock, 'shutdown');
-    await this.releaseAll([lock]);
-  }
-
-  /** Keeps `call` in {@link pending} until it settles. */
-  private track<T>(call: Promise<T>): Promise<T> {
-    this.pending.add(call);
-    const settled = (): void => void this.pending.delete(call);
-    call.then(settled, settled);
-    return call;
   }
 
   private settingsOf(options: LockOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
@@ -474,355 +332,5 @@ export class LockManager {
     // acquire() hands the lease to the caller, who may forget it: it is renewed only when asked
     if (call !== 'using' && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
     return settings;
-  }
-
-  /** Acquires with the wait policy and reports the acquisition as events. */
-  private async acquireObserved(key: string, settings: LockSettings): Promise<Outcome> {
-    if (this.shuttingDown) throw shuttingDownError(key);
-    const trace = this.observer.start(key, settings);
-    let outcome: Outcome;
-    try {
-      const attempt = await this.acquireWithPolicy(key, settings, trace);
-      // the last grant came back late and the wait has no time left for another: nobody else need hold the key
-      if ('late' in attempt) throw lateGrantError(attempt.late);
-      outcome = attempt;
-    } catch (error) {
-      // a refusal or a failure because the service shuts down is part of the shutdown, not an outage to log
-      if (this.shuttingDown) this.observer.finished(trace, undefined);
-      else this.observer.failed(trace, error);
-      throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
-    }
-    this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
-    return outcome;
-  }
-
-  private async acquireWithPolicy(key: string, settings: LockSettings, trace: AcquireTrace): Promise<Attempt> {
-    const token = newToken();
-    const deadline = trace.started + settings.wait;
-    let queue = this.queues.get(key);
-    let refused: Refusal | undefined;
-    if (!queue) {
-      const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
-      let sentAt: number;
-      let first: Attempt;
-      do {
-        sentAt = performance.now();
-        first = await this.attempt(key, token, settings, trace, waiting);
-        // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
-      } while ('late' in first && first.retry);
-      if (!('remainingTtl' in first)) return first;
-      this.observer.contended(trace, first.remainingTtl);
-      if (settings.wait === 0) return first;
-      refused = { sentAt, remainingTtl: first.remainingTtl };
-      queue = this.queues.get(key);
-      if (!queue) this.queues.set(key, (queue = new LocalQueue()));
-    } else {
-      this.observer.contended(trace, this.held.get(key)?.remainingTime);
-      if (settings.wait === 0) return { remainingTtl: this.held.get(key)?.remainingTime };
-    }
-    return this.waitInQueue(key, token, settings, deadline, queue, trace, refused);
-  }
-
-  private async waitInQueue(
-    key: string,
-    token: string,
-    settings: LockSettings,
-    deadline: number,
-    queue: LocalQueue,
-    trace: AcquireTrace,
-    refused?: Refusal,
-  ): Promise<Attempt> {
-    const waiter = queue.enter();
-    let last: Attempt = { remainingTtl: refused?.remainingTtl };
-    let acquired: Attempt | undefined;
-    try {
-      if (!(await within(waiter.turn, deadline))) return { remainingTtl: this.held.get(key)?.remainingTime };
-      if (this.shuttingDown) throw shuttingDownError(key);
-      // a watch made for our first refusal may cover every notice since that attempt was sent
-      const since = queue.watch ? undefined : refused?.sentAt;
-      queue.watch ??= this.store.watch(key, since);
-      const watch = await queue.watch;
-      // (a store that grants the next waiter directly needs its request beside its place: it asks once more)
-      const covered =
-        !this.store.grantsToWaiters &&
-        since !== undefined &&
-        watch.listeningSince !== undefined &&
-        watch.listeningSince <= since;
-      for (let round = 0; ; round++) {
-        if (this.shuttingDown) throw shuttingDownError(key);
-        const local = this.held.get(key);
-        // without cover, a release between our refusal and the watch would go unheard: ask again first
-        if (!local && !(round === 0 && covered)) {
-          const waiting = { again: true, ttl: deadline - performance.now(), next: true };
-          last = await this.attempt(key, token, settings, trace, waiting);
-          if ('lock' in last) return (acquired = last);
-          // a late grant was given back: ask again at once, it says nothing about another holder
-          if ('late' in last) {
-            if (last.retry) continue;
-            return last;
-          }
-          this.observer.contended(trace, last.remainingTtl);
-        }
-        const remaining = deadline - performance.now();
-        if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
-        // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends
-        const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
-        const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
-        // a local holder can hand its lease straight to us when it releases, in its own store call
-        const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace) : undefined;
-        if (offer) queue.standBy(offer);
-        await watch.next(Math.max(1, delay));
-        // a release may have granted the lease straight to our request in the line; its notice said so
-        const direct = this.store.takeGrant?.(key, token);
-        if (direct) {
-          if (offer) queue.withdraw(offer);
-          if (this.shuttingDown) throw await this.refuseGrant(key, token);
-          const validUntil = direct.sentAt + settings.ttl - this.controller.drift(settings.ttl);
-          const late = this.lateness(key, settings.ttl, validUntil);
-          if (!late) {
-            const fence = settings.fencing ? direct.fence : undefined;
-            return (acquired = { lock: this.granted(key, token, settings, fence, direct.sentAt) });
-          }
-          last = await this.giveBack(late, token, trace);
-          if (!last.retry) return last;
-          continue;
-        }
-        if (offer) {
-          queue.withdraw(offer);
-          const handed = await offer.outcome;
-          if (handed) {
-            // the lease was handed over with the releaser's request; our turn to use it may come after its end
-            const late = this.lateness(handed.key, handed.ttl, handed.validUntil);
-            if (!late) return (acquired = { lock: handed });
-            this.forget(handed);
-            last = await this.giveBack(late, token, trace);
-            if (!last.retry) return last;
-          }
-        }
-      }
-    } finally {
-      // a grant that comes for our request in the line after this is given back, not kept for a ttl
-      if (!acquired) this.store.withdrawOffer?.(key, token);
-      queue.leave(waiter);
-      if (queue.size === 0 && this.queues.get(key) === queue) {
-        this.queues.delete(key);
-        // nobody here waits any more: a place left in the store's line would cost the others a hand-off window
-        if (!acquired) this.track(this.store.leaveLine?.(key) ?? Promise.resolve()).catch(() => undefined);
-        void queue.watch?.then(
-          (watch) => watch.close(),
-          () => undefined,
-        );
-      }
-    }
-  }
-
-  private async attempt(
-    key: string,
-    token: string,
-    settings: LockSettings,
-    trace: AcquireTrace,
-    waiting?: AcquireRequest['waiting'],
-  ): Promise<Attempt> {
-    trace.attempts++;
-    const sentAt = performance.now();
-    let result;
-    try {
-      result = await this.track(this.store.acquire(acquireRequest(key, token, settings, waiting)));
-    } catch (error) {
-      // the grant may have happened before the reply was lost: undo it, token-checked, in the background
-      this.track(this.store.release(key, token)).catch(() => undefined);
-      throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
-    }
-    if (!result.acquired) return { remainingTtl: result.remainingTtl };
-    if (this.shuttingDown) throw await this.refuseGrant(key, token);
-    const late = this.lateness(key, settings.ttl, sentAt + settings.ttl - this.controller.drift(settings.ttl));
-    if (late) return this.giveBack(late, token, trace);
-    return { lock: this.granted(key, token, settings, result.fence, sentAt) };
-  }
-
-  /** How late a grant of a `ttl` ms lease valid until `validUntil` is now; `undefined` while it is valid. */
-  private lateness(key: string, ttl: number, validUntil: number): LateGrant | undefined {
-    const lateBy = performance.now() - validUntil;
-    if (lateBy < 0) return undefined;
-    return { key, ttl, lateBy, elapsed: lateBy + ttl - this.controller.drift(ttl) };
-  }
-
-  /**
-   * Gives back a grant that came back after its validity ended: releases it, token-checked, so a lease
-   * someone took since stays theirs, and waits for that before the acquisition asks again with the same
-   * token (a retry that overtook the release would find its own token and be granted what is then deleted).
-   * Reported as a `late-grant`, never as an acquired lease.
-   */
-  private async giveBack(
-    late: LateGrant,
-    token: string,
-    trace: AcquireTrace,
-  ): Promise<{ late: LateGrant; retry: boolean }> {
-    try {
-      await this.track(this.store.release(late.key, token));
-    } catch (error) {
-      // the grant ends by its TTL, which its validity says is close
-      this.observer.storeError('release', late.key, error, trace);
-    }
-    const retry = performance.now() < trace.started + trace.wait;
-    this.observer.lateGrant(trace, late, retry);
-    return { late, retry };
-  }
-
-  /**
-   * Stops holding `lock` (when it is the key's current lease), without reporting it as released or lost,
-   * and tells a draining shutdown.
-   */
-  private forget(lock: Lock): void {
-    this.renewer.remove(lock);
-    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
-    for (const listener of [...this.releaseListeners]) listener();
-  }
-
-  /** Starts holding a lease the store granted to `token` from a request sent at `sentAt`. */
-  private granted(key: string, token: string, settings: LockSettings, fence: number | undefined, sentAt: number) {
-    const lock = new Lock(key, token, settings.ttl, fence, sentAt, this.controller);
-    this.held.set(key, lock);
-    this.renewer.add(lock, settings.autoRenew);
-    return lock;
-  }
-
-  /**
-   * Releases `lock` and, in the same store call, grants its key to the local waiter that made `offer`,
-   * unless another process waits for it (then it is a plain release, and the waiter tries as usual).
-   */
-  private async handOverLease(lock: Lock, offer: HandOverOffer): Promise<boolean> {
-    const { token, settings, trace } = offer;
-    trace.attempts++;
-    const sentAt = performance.now();
-    const result = await this.store.handOver?.(lock.key, lock.token, acquireRequest(lock.key, token, settings));
-    if (!result) return this.store.release(lock.key, lock.token);
-    // a hand-over that was on its way when the shutdown began: the waiter is refused like any other
-    if (result.handedOver && this.shuttingDown) await this.refuseGrant(lock.key, token);
-    else if (result.handedOver) offer.settle(this.granted(lock.key, token, settings, result.fence, sentAt));
-    return result.released;
-  }
-
-  /** Releases a grant that came while the service shuts down; returns the refusal for its caller. */
-  private async refuseGrant(key: string, token: string): Promise<LockStoreError> {
-    await this.track(this.store.release(key, token)).catch(() => false);
-    return shuttingDownError(key);
-  }
-
-  private async extendLease(lock: Lock, ttl: number): Promise<void> {
-    if (ttl !== lock.ttl) this.checkTtl(validateTtl('ttl', ttl), 'ttl');
-    const sentAt = performance.now();
-    let extended: boolean;
-    try {
-      extended = await this.store.extend(lock.key, lock.token, ttl);
-    } catch (error) {
-      const failure = error instanceof LockStoreError ? error : new LockStoreError('extend', lock.key, error);
-      this.observer.storeError('extend', lock.key, failure, lock);
-      throw failure;
-    }
-    if (!extended) {
-      const lost = this.onLost(lock, 'taken');
-      throw lost ?? (lock.signal.reason as Error);
-    }
-    lock.renewed(sentAt, ttl);
-    this.observer.extended(lock, ttl);
-  }
-
-  private async releaseLease(lock: Lock, keepFor?: number): Promise<boolean> {
-    this.forget(lock);
-    const keptFor = keepFor !== undefined && keepFor > 0 ? keepFor : undefined;
-    // a lease kept for holdAtLeast is not handed on, nor one released while the service shuts down
-    const offer =
-      keptFor === undefined && this.store.handOver && !this.shuttingDown
-        ? this.queues.get(lock.key)?.takeOffer()
-        : undefined;
-    let released: boolean;
-    try {
-      // tracked: a shutdown closes the store only once every release it did not make itself is answered
-      if (keptFor !== undefined) released = await this.track(this.store.extend(lock.key, lock.token, keptFor));
-      else if (offer) released = await this.track(this.handOverLease(lock, offer));
-      else released = await this.track(this.store.release(lock.key, lock.token));
-    } catch (error) {
-      const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
-      this.observer.storeError('release', lock.key, failure, lock);
-      this.observer.released(lock);
-      throw failure;
-    } finally {
-      // a waiter that was not handed the lease (or whose hand-over failed) tries by itself, with its token:
-      // a grant whose reply was lost is granted again to the same token
-      offer?.settle(undefined);
-      this.queues.get(lock.key)?.wake();
-    }
-    // the store no longer had our token: the lease ended before its holder was done, and the holder hears it
-    if (!released) this.onLost(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
-    else this.endHold(lock, keptFor);
-    return released;
-  }
-
-  /** A lease was released: its hold (kept part included) counts towards the usual hold of its template. */
-  private endHold(lock: Lock, keptFor: number | undefined): void {
-    const template = this.observer.keyTemplateOf(lock);
-    const heldFor = this.observer.heldFor(lock);
-    if (template !== undefined && heldFor !== undefined) this.holdTimes.record(template, heldFor + (keptFor ?? 0));
-    this.observer.released(lock, keptFor);
-  }
-
-  private onLost(lock: Lock, reason: LockLostReason, cause?: unknown) {
-    this.forget(lock);
-    const error = lock.lose(reason, cause);
-    if (error) withKeyTemplate(error, this.observer.keyTemplateOf(lock));
-    if (error && reason !== 'shutdown') this.observer.lost(lock, reason, error);
-    this.queues.get(lock.key)?.wake();
-    return error;
-  }
-}
-
-/** What the store is asked to grant for one attempt of `token` on `key`. */
-function acquireRequest(
-  key: string,
-  token: string,
-  settings: LockSettings,
-  waiting?: AcquireRequest['waiting'],
-): AcquireRequest {
-  return { key, token, ttl: settings.ttl, fencing: settings.fencing, holder: encodeHolder(settings.label), waiting };
-}
-
-/** The refusal of an acquisition while the service shuts down: a store failure to the caller (HTTP 503). */
-function shuttingDownError(key: string): LockStoreError {
-  return new LockStoreError('acquire', key, undefined, 'the lock service is shutting down');
-}
-
-/** Names the resource of `error` by its bounded template (for clients), unless it already has one. */
-function withKeyTemplate<E extends LockError>(error: E, template: string | undefined): E {
-  error.keyTemplate ??= template;
-  return error;
-}
-
-/**
- * The error of a locked scope whose lease on one key ended before the section could start (while its other
- * keys were taken) and whose wait left no time to take the set again.
- */
-function endedBeforeStart(lock: Lock): LockStoreError {
-  const lost = lock.signal.aborted ? (lock.signal.reason as LockLostError) : undefined;
-  return new LockStoreError(
-    'acquire',
-    lock.key,
-    lost,
-    `its lease ended before the section could start (${lost ? `lost: ${lost.reason}` : 'its validity ran out'}), ` +
-      "so the section was not run and the scope's leases were released. Each lease of a scope must outlast the " +
-      "taking of its other keys: the store, or this process's event loop, is too slow for this ttl",
-  );
-}
-
-/** Resolves `true` when `promise` settles before the deadline, `false` after it. */
-async function within(promise: Promise<void>, deadline: number): Promise<boolean> {
-  const remaining = deadline - performance.now();
-  if (remaining <= 0) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), remaining)));
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -26,3 +26,9 @@ export function isLockError(error: unknown, code?: LockErrorCode): error is Lock
   const actual = (error as LockError).code;
   return code ? actual === code : actual.startsWith('LOCK_');
 }
+
+/** Names the resource of `error` by its bounded template (for clients), unless it already has one. */
+export function withKeyTemplate<E extends LockError>(error: E, template: string | undefined): E {
+  error.keyTemplate ??= template;
+  return error;
+}

@@ -38,9 +38,16 @@ export interface LockOptions {
   readonly ttl?: Duration;
   /** How long to wait for a held lock before giving up; `0` fails at once. @default 0 */
   readonly wait?: Duration;
-  /** Backoff between attempts while waiting (release notices usually wake a waiter sooner). */
+  /**
+   * Backoff between attempts while waiting (release notices usually wake a waiter sooner).
+   * @default { minDelay: 50, maxDelay: 1000, factor: 2 }
+   */
   readonly retry?: Partial<BackoffOptions>;
-  /** Renew the lease at about a third of its TTL until released. @default true for `using` and `@WithLock`, false for `acquire` */
+  /**
+   * Renew the lease at about a third of its TTL until released. As a module or manager default it applies to
+   * `using` and `@WithLock`; `acquire` renews only when its own options ask.
+   * @default true for `using` and `@WithLock`, false for `acquire`
+   */
   readonly autoRenew?: boolean;
   /**
    * Grant a fence with the lease: a safe integer above every fence granted for this resource before, at
@@ -66,22 +73,13 @@ export interface LockOptions {
   readonly retryAfter?: RetryAfter;
 }
 
-/** Defaults shared by every acquisition of one manager or module. */
-export interface LockDefaults {
-  /** Lease length; at least 100 ms and the bounds of {@link LockOptions.ttl}. @default '30s' */
-  readonly ttl?: Duration;
-  /** @default 0 */
-  readonly wait?: Duration;
-  /** @default { minDelay: 50, maxDelay: 1000, factor: 2 } */
-  readonly retry?: Partial<BackoffOptions>;
-  /** Default for `using` and `@WithLock`; `acquire` renews only when asked. @default true */
-  readonly autoRenew?: boolean;
-  /** @default false */
-  readonly fencing?: boolean;
+/**
+ * Defaults shared by every acquisition of one manager or module: the fields of {@link LockOptions} that are
+ * not about one caller (`label` and `metricKey` are), and the longest key.
+ */
+export interface LockDefaults extends Omit<LockOptions, 'label' | 'metricKey'> {
   /** Longest accepted key, in UTF-8 bytes (before the prefix). @default 1024 */
   readonly maxKeyLength?: number;
-  /** @default the holder's remaining lease or the key template's usual hold, whichever is smaller, at least 1 s */
-  readonly retryAfter?: RetryAfter;
 }
 
 /** The logger the manager reports to (Nest's `Logger` fits). */

@@ -1,4 +1,5 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
 
 /**
  * Refuses a ttl whose clock-drift allowance is more than a third of it. A lease is renewed at a third of its
@@ -52,4 +53,16 @@ export function checkStoreMinimum(least: number | undefined, store: string, ttl:
     ttl,
     `${store} grants leases of at least ${least} ms; give a ttl of ${least} ms or more`,
   );
+}
+
+/**
+ * Refuses a ttl set after startup (by one call, a decorator, or `extend`) that `store` cannot keep: the three
+ * checks above, each blaming `option`.
+ * @param drift the clock-drift allowance of this ttl
+ * @throws LockConfigurationError naming `option`
+ */
+export function checkTtlForStore(store: LockStore, ttl: number, drift: number, option: string): void {
+  checkDriftAllowance(ttl, drift, option);
+  checkHandoffWindow(store.handoffWindow, ttl, option);
+  checkStoreMinimum(store.minTtl, store.constructor.name, ttl, option);
 }

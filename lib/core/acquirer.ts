@@ -1,0 +1,309 @@
+import { performance } from 'node:perf_hooks';
+import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
+import { LockStoreError } from '../errors/lock-store.error.js';
+import type { AcquireTrace, LockObserver } from '../events/lock-observer.js';
+import type { AcquireRequest, DirectGrant, LockStore, ReleaseWatch } from '../interfaces/lock-store.interface.js';
+import type { LockSettings } from '../options/lock-settings.js';
+import { backoffDelay } from '../utils/backoff.js';
+import { raceDeadline } from '../utils/deadline.js';
+import { newToken } from '../utils/token.js';
+import { acquireRequest } from './acquire-request.js';
+import { HandOverOffer } from './hand-over-offer.js';
+import { lateGrantError, type LateGrant } from './late-grant.js';
+import type { LeaseBook } from './lease-book.js';
+import { LocalQueue } from './local-queue.js';
+import type { Lock } from './lock.js';
+import { shuttingDownError, type ShutdownGate } from './shutdown-gate.js';
+
+/** How an acquisition ended: a grant, or a refusal with the holder's remaining lease. */
+type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
+/** A grant that came back after its validity and was given back (`retry`: the wait has time left to ask again). */
+type GivenBack = { readonly late: LateGrant; readonly retry: boolean };
+/** One try at the store: an outcome, or a late grant given back. */
+type Attempt = Outcome | GivenBack;
+
+/** One acquisition under way: what each of its store calls and waits needs. */
+interface Acquisition {
+  readonly key: string;
+  /** The random token every attempt of this acquisition asks with. */
+  readonly token: string;
+  readonly settings: LockSettings;
+  readonly trace: AcquireTrace;
+  /** The `performance.now()` time its wait ends. */
+  readonly deadline: number;
+}
+
+/** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
+interface Refusal {
+  readonly sentAt: number;
+  readonly remainingTtl: number | undefined;
+}
+
+/** What an acquirer works with: parts its manager owns, the queues and the gate shared with the lease book. */
+export interface AcquirerParts {
+  readonly store: LockStore;
+  readonly observer: LockObserver;
+  /** Where a grant becomes a held lease, and where a local holder is found. */
+  readonly leases: LeaseBook;
+  /** The local waiters per key: a key's queue is added with its first waiter and removed after its last. */
+  readonly queues: Map<string, LocalQueue>;
+  readonly shutdown: ShutdownGate;
+}
+
+/**
+ * The waiting policy of a manager. The first acquisition of a key in this process asks the store at once;
+ * while it is refused, it and every later one wait in the key's local queue, and only the queue's head talks
+ * to the store: it sleeps until a release notice, a local release, its backoff or the holder's lease end, and
+ * asks again. A local release may hand its lease straight to the head, and a store's release may grant it to
+ * the head's request directly. A grant that comes back after its validity is given back, and asked for again
+ * while the wait lasts.
+ */
+export class Acquirer {
+  private readonly store: LockStore;
+  private readonly observer: LockObserver;
+  private readonly leases: LeaseBook;
+  private readonly queues: Map<string, LocalQueue>;
+  private readonly shutdown: ShutdownGate;
+
+  constructor({ store, observer, leases, queues, shutdown }: AcquirerParts) {
+    this.store = store;
+    this.observer = observer;
+    this.leases = leases;
+    this.queues = queues;
+    this.shutdown = shutdown;
+  }
+
+  /** Acquires `key` with the waiting policy and reports the acquisition as events. */
+  async acquire(key: string, settings: LockSettings): Promise<Outcome> {
+    if (this.shutdown.begun) throw shuttingDownError(key);
+    const trace = this.observer.start(key, settings);
+    let outcome: Outcome;
+    try {
+      const deadline = trace.started + settings.wait;
+      const attempt = await this.acquireWithPolicy({ key, token: newToken(), settings, trace, deadline });
+      // the last grant came back late and the wait has no time left for another: nobody else need hold the key
+      if ('late' in attempt) throw lateGrantError(attempt.late);
+      outcome = attempt;
+    } catch (error) {
+      // a refusal or a failure because the service shuts down is part of the shutdown, not an outage to log
+      if (this.shutdown.begun) this.observer.finished(trace, undefined);
+      else this.observer.failed(trace, error);
+      throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
+    }
+    this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
+    return outcome;
+  }
+
+  /** Asks the store at once when nobody here waits for the key; else lines up behind those who do. */
+  private async acquireWithPolicy(acquisition: Acquisition): Promise<Attempt> {
+    const { key, settings, trace } = acquisition;
+    const queue = this.queues.get(key);
+    if (queue) {
+      this.observer.contended(trace, this.leases.holderOf(key)?.remainingTime);
+      if (settings.wait === 0) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
+      return this.waitInQueue(acquisition, queue);
+    }
+    const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
+    let sentAt: number;
+    let first: Attempt;
+    do {
+      sentAt = performance.now();
+      first = await this.attempt(acquisition, waiting);
+      // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
+    } while (retrying(first));
+    if (!('remainingTtl' in first)) return first;
+    this.observer.contended(trace, first.remainingTtl);
+    if (settings.wait === 0) return first;
+    // another acquisition of the key may have made its queue while this one asked
+    let joined = this.queues.get(key);
+    if (!joined) this.queues.set(key, (joined = new LocalQueue()));
+    return this.waitInQueue(acquisition, joined, { sentAt, remainingTtl: first.remainingTtl });
+  }
+
+  /** Waits for its turn in the key's local queue until the deadline, then for the key as the queue's head. */
+  private async waitInQueue(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
+    const { key, token, deadline } = acquisition;
+    const waiter = queue.enter();
+    let outcome: Attempt | undefined;
+    try {
+      const turn = await turnBefore(waiter.turn, deadline);
+      if (!turn) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
+      outcome = await this.waitAsHead(acquisition, queue, refused);
+      return outcome;
+    } finally {
+      // a grant that comes for our request in the line after this is given back, not kept for a ttl
+      if (!isGrant(outcome)) this.store.withdrawOffer?.(key, token);
+      queue.leave(waiter);
+      if (queue.size === 0 && this.queues.get(key) === queue) this.closeQueue(key, queue, outcome);
+    }
+  }
+
+  /**
+   * The head's wait: each round asks the store (unless a local holder has the key, or the watch heard every
+   * release since the refusal), then sleeps until a release or its backoff, and takes what that release
+   * granted it directly or handed over, if anything. Ends with a grant, a refusal at the deadline, or a late
+   * grant with no time left to ask again.
+   */
+  private async waitAsHead(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
+    const { key, token, settings, trace, deadline } = acquisition;
+    if (this.shutdown.begun) throw shuttingDownError(key);
+    const { watch, covered } = await this.watchReleases(key, queue, refused);
+    let last: Attempt = { remainingTtl: refused?.remainingTtl };
+    for (let round = 0; ; round++) {
+      if (this.shutdown.begun) throw shuttingDownError(key);
+      const local = this.leases.holderOf(key);
+      // without cover, a release between our refusal and the watch would go unheard: ask again first
+      if (!local && !(round === 0 && covered)) {
+        last = await this.attempt(acquisition, { again: true, ttl: deadline - performance.now(), next: true });
+        // a late grant was given back: ask again at once, it says nothing about another holder
+        if (retrying(last)) continue;
+        if (!('remainingTtl' in last)) return last;
+        this.observer.contended(trace, last.remainingTtl);
+      }
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
+      // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends
+      const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
+      const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
+      // a local holder can hand its lease straight to us when it releases, in its own store call
+      const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace) : undefined;
+      if (offer) queue.standBy(offer);
+      await watch.next(Math.max(1, delay));
+      // a release may have granted the lease straight to our request in the line; its notice said so
+      const direct = this.store.takeGrant?.(key, token);
+      if (offer) queue.withdraw(offer);
+      const taken = direct
+        ? await this.takeDirectGrant(acquisition, direct)
+        : offer && (await this.takeHandedOver(acquisition, offer));
+      if (!taken) continue;
+      last = taken;
+      if (!retrying(taken)) return taken;
+    }
+  }
+
+  /**
+   * The release watch of the key's queue, made for the first head; `covered` when it has missed no notice
+   * since the refusal (then the head need not ask again before its first sleep).
+   */
+  private async watchReleases(
+    key: string,
+    queue: LocalQueue,
+    refused: Refusal | undefined,
+  ): Promise<{ watch: ReleaseWatch; covered: boolean }> {
+    // a watch made for our first refusal may cover every notice since that attempt was sent
+    const since = queue.watch ? undefined : refused?.sentAt;
+    queue.watch ??= this.store.watch(key, since);
+    const watch = await queue.watch;
+    // (a store that grants the next waiter directly needs its request beside its place: it asks once more)
+    const covered =
+      !this.store.grantsToWaiters &&
+      since !== undefined &&
+      watch.listeningSince !== undefined &&
+      watch.listeningSince <= since;
+    return { watch, covered };
+  }
+
+  /** Holds the lease a release granted straight to our request, unless it came too late (then gives it back). */
+  private async takeDirectGrant(acquisition: Acquisition, direct: DirectGrant): Promise<Attempt> {
+    const { key, token, settings } = acquisition;
+    if (this.shutdown.begun) throw await this.shutdown.refuseGrant(key, token);
+    const validUntil = direct.sentAt + settings.ttl - this.leases.drift(settings.ttl);
+    const late = this.lateness(key, settings.ttl, validUntil);
+    if (late) return this.giveBack(acquisition, late);
+    const fence = settings.fencing ? direct.fence : undefined;
+    return { lock: this.leases.grant({ key, token, settings, fence, sentAt: direct.sentAt }) };
+  }
+
+  /**
+   * The lease a local release handed over for `offer`, if it did, unless our turn to use it came after its end
+   * (then it is given back).
+   */
+  private async takeHandedOver(acquisition: Acquisition, offer: HandOverOffer): Promise<Attempt | undefined> {
+    const handed = await offer.outcome;
+    if (!handed) return undefined;
+    const late = this.lateness(handed.key, handed.ttl, handed.validUntil);
+    if (!late) return { lock: handed };
+    this.leases.forget(handed);
+    return this.giveBack(acquisition, late);
+  }
+
+  /**
+   * The last waiter left `queue`: it goes, and with it the key's release watch and, unless it was granted, the
+   * process's place in the store's line.
+   */
+  private closeQueue(key: string, queue: LocalQueue, outcome: Attempt | undefined): void {
+    this.queues.delete(key);
+    // nobody here waits any more: a place left in the store's line would cost the others a hand-off window
+    if (!isGrant(outcome)) this.shutdown.track(this.store.leaveLine?.(key) ?? Promise.resolve()).catch(() => undefined);
+    void queue.watch?.then(
+      (watch) => watch.close(),
+      () => undefined,
+    );
+  }
+
+  /** Asks the store once; a grant that came back after its validity is given back. */
+  private async attempt(acquisition: Acquisition, waiting?: AcquireRequest['waiting']): Promise<Attempt> {
+    const { key, token, settings, trace } = acquisition;
+    trace.attempts++;
+    const sentAt = performance.now();
+    let result;
+    try {
+      result = await this.shutdown.track(this.store.acquire(acquireRequest(key, token, settings, waiting)));
+    } catch (error) {
+      // the grant may have happened before the reply was lost: undo it, token-checked, in the background
+      this.shutdown.track(this.store.release(key, token)).catch(() => undefined);
+      throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
+    }
+    if (!result.acquired) return { remainingTtl: result.remainingTtl };
+    if (this.shutdown.begun) throw await this.shutdown.refuseGrant(key, token);
+    const late = this.lateness(key, settings.ttl, sentAt + settings.ttl - this.leases.drift(settings.ttl));
+    if (late) return this.giveBack(acquisition, late);
+    return { lock: this.leases.grant({ key, token, settings, fence: result.fence, sentAt }) };
+  }
+
+  /** How late a grant of a `ttl` ms lease valid until `validUntil` is now; `undefined` while it is valid. */
+  private lateness(key: string, ttl: number, validUntil: number): LateGrant | undefined {
+    const lateBy = performance.now() - validUntil;
+    if (lateBy < 0) return undefined;
+    return { key, ttl, lateBy, elapsed: lateBy + ttl - this.leases.drift(ttl) };
+  }
+
+  /**
+   * Gives back a grant that came back after its validity ended: releases it, token-checked, so a lease
+   * someone took since stays theirs, and waits for that before the acquisition asks again with the same
+   * token (a retry that overtook the release would find its own token and be granted what is then deleted).
+   * Reported as a `late-grant`, never as an acquired lease.
+   */
+  private async giveBack({ token, trace }: Acquisition, late: LateGrant): Promise<GivenBack> {
+    try {
+      await this.shutdown.track(this.store.release(late.key, token));
+    } catch (error) {
+      // the grant ends by its TTL, which its validity says is close
+      this.observer.storeError('release', late.key, error, trace);
+    }
+    const retry = performance.now() < trace.started + trace.wait;
+    this.observer.lateGrant(trace, late, retry);
+    return { late, retry };
+  }
+}
+
+/** Whether `turn` comes before `deadline`: never once the deadline has passed, even when the turn has come. */
+async function turnBefore(turn: Promise<void>, deadline: number): Promise<boolean> {
+  const remaining = deadline - performance.now();
+  if (remaining <= 0) return false;
+  return raceDeadline(
+    turn.then(() => true),
+    remaining,
+    () => false,
+  );
+}
+
+/** Whether `attempt` is a late grant given back while the wait has time left to ask again. */
+function retrying(attempt: Attempt): boolean {
+  return 'late' in attempt && attempt.retry;
+}
+
+/** Whether an acquisition ended with a grant (not when it failed, timed out, or is still under way). */
+function isGrant(attempt: Attempt | undefined): boolean {
+  return attempt !== undefined && 'lock' in attempt;
+}

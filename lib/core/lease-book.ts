@@ -1,0 +1,266 @@
+import { performance } from 'node:perf_hooks';
+import { withKeyTemplate } from '../errors/lock.error.js';
+import type { LockLostReason } from '../errors/lock-lost.error.js';
+import { LockStoreError } from '../errors/lock-store.error.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { LockObserver } from '../events/lock-observer.js';
+import { checkTtlForStore } from '../options/lease-bounds.js';
+import { validateTtl, type LockSettings } from '../options/lock-settings.js';
+import { acquireRequest } from './acquire-request.js';
+import type { HandOverOffer } from './hand-over-offer.js';
+import type { HoldTimes } from './hold-times.js';
+import { LeaseRenewer } from './lease-renewer.js';
+import type { LocalQueue } from './local-queue.js';
+import { clockDrift, Lock, type LeaseController } from './lock.js';
+import type { ShutdownGate } from './shutdown-gate.js';
+
+/** What a lease book works with; its manager owns each part and shares the queues and the gate with its acquirer. */
+export interface LeaseBookParts {
+  readonly store: LockStore;
+  readonly observer: LockObserver;
+  /** The local waiters per key: a release wakes them, and hands its lease to the head's offer. */
+  readonly queues: ReadonlyMap<string, LocalQueue>;
+  readonly shutdown: ShutdownGate;
+  /** Where each released lease's hold time is counted, for `retryAfter` estimates. */
+  readonly holdTimes: HoldTimes;
+}
+
+/** A lease the store granted to `token` from a request sent at `sentAt`, with the settings it was asked with. */
+export interface Grant {
+  readonly key: string;
+  readonly token: string;
+  readonly settings: LockSettings;
+  readonly fence: number | undefined;
+  readonly sentAt: number;
+}
+
+/** A store that can release a lease and grant it to the next waiter in one call. */
+type HandingOverStore = LockStore & Required<Pick<LockStore, 'handOver'>>;
+
+/** How a release ends its lease in the store. */
+type Ending =
+  /** the key is kept `keptFor` more ms (token-checked), for `holdAtLeast` */
+  | { readonly way: 'keep'; readonly keptFor: number }
+  /** released and, in the same store call, granted to the local waiter that made `offer` */
+  | { readonly way: 'hand-over'; readonly offer: HandOverOffer; readonly store: HandingOverStore }
+  /** deleted */
+  | { readonly way: 'delete' };
+
+/**
+ * The leases a manager holds, one per key: grants them a renewal, extends and releases them (a release may
+ * keep the key a while, or hand it to the next local waiter in the same store call), reports how each ends
+ * (one `released` or `lost`), and ends the ones still held at shutdown. Every `Lock` it grants calls back here.
+ */
+export class LeaseBook implements LeaseController {
+  private readonly held = new Map<string, Lock>();
+  private readonly renewer: LeaseRenewer;
+  private readonly store: LockStore;
+  private readonly observer: LockObserver;
+  private readonly queues: ReadonlyMap<string, LocalQueue>;
+  private readonly shutdown: ShutdownGate;
+  private readonly holdTimes: HoldTimes;
+  /** Called whenever a lease stops being held, for the shutdown's drain. */
+  private readonly releaseListeners = new Set<() => void>();
+
+  constructor({ store, observer, queues, shutdown, holdTimes }: LeaseBookParts) {
+    this.store = store;
+    this.observer = observer;
+    this.queues = queues;
+    this.shutdown = shutdown;
+    this.holdTimes = holdTimes;
+    this.renewer = new LeaseRenewer(store, (lock, reason, cause) => this.lose(lock, reason, cause), {
+      renewed: (lock) => observer.renewed(lock),
+      failed: (lock, error) => observer.storeError('renew', lock.key, error, lock),
+    });
+  }
+
+  /** Number of leases held right now. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** The lease held on `key` in this process, if any. */
+  holderOf(key: string): Lock | undefined {
+    return this.held.get(key);
+  }
+
+  /** Whether `lock` is the lease held on its key. */
+  holds(lock: Lock): boolean {
+    return this.held.get(lock.key) === lock;
+  }
+
+  /** The share of a `ttl` ms lease kept back for clock drift: the store's own rule, else the default. */
+  drift(ttl: number): number {
+    return this.store.clockDrift?.(ttl) ?? clockDrift(ttl);
+  }
+
+  /** Starts holding a lease the store granted, renewed when its settings say so. */
+  grant({ key, token, settings, fence, sentAt }: Grant): Lock {
+    const lock = new Lock(key, token, settings.ttl, fence, sentAt, this);
+    this.held.set(key, lock);
+    this.renewer.add(lock, settings.autoRenew);
+    return lock;
+  }
+
+  /** Sets `lock` to `ttl` ms from now, for `Lock.extend`. */
+  async extend(lock: Lock, ttl: number): Promise<void> {
+    if (ttl !== lock.ttl) {
+      const checked = validateTtl('ttl', ttl);
+      checkTtlForStore(this.store, checked, this.drift(checked), 'ttl');
+    }
+    const sentAt = performance.now();
+    let extended: boolean;
+    try {
+      extended = await this.store.extend(lock.key, lock.token, ttl);
+    } catch (error) {
+      const failure = error instanceof LockStoreError ? error : new LockStoreError('extend', lock.key, error);
+      this.observer.storeError('extend', lock.key, failure, lock);
+      throw failure;
+    }
+    if (!extended) {
+      const lost = this.lose(lock, 'taken');
+      throw lost ?? (lock.signal.reason as Error);
+    }
+    lock.renewed(sentAt, ttl);
+    this.observer.extended(lock, ttl);
+  }
+
+  /** Ends `lock` in the store, for `Lock.release`; `false` when the store no longer had it. */
+  async release(lock: Lock, keepFor?: number): Promise<boolean> {
+    this.forget(lock);
+    const ending = this.endingOf(lock, keepFor);
+    let released: boolean;
+    try {
+      // tracked: a shutdown closes the store only once every release it did not make itself is answered
+      released = await this.shutdown.track(this.endInStore(lock, ending));
+    } catch (error) {
+      throw this.releaseFailed(lock, error);
+    } finally {
+      // a waiter that was not handed the lease (or whose hand-over failed) tries by itself, with its token:
+      // a grant whose reply was lost is granted again to the same token
+      if (ending.way === 'hand-over') ending.offer.settle(undefined);
+      this.queues.get(lock.key)?.wake();
+    }
+    // the store no longer had our token: the lease ended before its holder was done, and the holder hears it
+    if (!released) this.lose(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
+    else this.endHold(lock, ending.way === 'keep' ? ending.keptFor : undefined);
+    return released;
+  }
+
+  /**
+   * Stops holding `lock` (when it is the key's current lease), without reporting it as released or lost,
+   * and tells a draining shutdown.
+   */
+  forget(lock: Lock): void {
+    this.renewer.remove(lock);
+    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    for (const listener of [...this.releaseListeners]) listener();
+  }
+
+  /** Stops every renewal for good (the shutdown began). */
+  stopRenewals(): void {
+    this.renewer.stop();
+  }
+
+  /**
+   * Waits for the holder of each lease to release it until `deadline` or the end of its lease, whichever
+   * comes first, then ends the leases still held (their signals abort with reason `shutdown`).
+   */
+  async drain(deadline: number): Promise<void> {
+    await Promise.all([...this.held.values()].map((lock) => this.drainLease(lock, deadline)));
+  }
+
+  /** How `lock` is to end: kept for `keepFor` ms, handed to the waiter next in this process, or deleted. */
+  private endingOf(lock: Lock, keepFor: number | undefined): Ending {
+    // a lease kept for holdAtLeast is not handed on
+    if (keepFor !== undefined && keepFor > 0) return { way: 'keep', keptFor: keepFor };
+    const { store } = this;
+    // nor one released while the service shuts down
+    if (!handsOver(store) || this.shutdown.begun) return { way: 'delete' };
+    const offer = this.queues.get(lock.key)?.takeOffer();
+    return offer ? { way: 'hand-over', offer, store } : { way: 'delete' };
+  }
+
+  /** The store call that ends `lock` as `ending` says; `false` when the store no longer had our token. */
+  private endInStore(lock: Lock, ending: Ending): Promise<boolean> {
+    switch (ending.way) {
+      case 'keep':
+        return this.store.extend(lock.key, lock.token, ending.keptFor);
+      case 'hand-over':
+        return this.handOver(lock, ending.offer, ending.store);
+      case 'delete':
+        return this.store.release(lock.key, lock.token);
+    }
+  }
+
+  /**
+   * Releases `lock` and, in the same store call, grants its key to the local waiter that made `offer`,
+   * unless another process waits for it (then it is a plain release, and the waiter tries as usual).
+   */
+  private async handOver(lock: Lock, offer: HandOverOffer, store: HandingOverStore): Promise<boolean> {
+    const { token, settings, trace } = offer;
+    trace.attempts++;
+    const sentAt = performance.now();
+    const result = await store.handOver(lock.key, lock.token, acquireRequest(lock.key, token, settings));
+    if (!result.handedOver) return result.released;
+    // a hand-over that was on its way when the shutdown began: the waiter is refused like any other
+    if (this.shutdown.begun) await this.shutdown.refuseGrant(lock.key, token);
+    else offer.settle(this.grant({ key: lock.key, token, settings, fence: result.fence, sentAt }));
+    return result.released;
+  }
+
+  /**
+   * A release the store could not be told of: a `store-error`, and then the lease's `released` all the same
+   * (its holder let go, and the lease ends by its ttl), so that it still ends with one terminal event.
+   */
+  private releaseFailed(lock: Lock, error: unknown): LockStoreError {
+    const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
+    this.observer.storeError('release', lock.key, failure, lock);
+    this.observer.released(lock);
+    return failure;
+  }
+
+  /** A lease was released: its hold (kept part included) counts towards the usual hold of its template. */
+  private endHold(lock: Lock, keptFor: number | undefined): void {
+    const template = this.observer.keyTemplateOf(lock);
+    const heldFor = this.observer.heldFor(lock);
+    if (template !== undefined && heldFor !== undefined) this.holdTimes.record(template, heldFor + (keptFor ?? 0));
+    this.observer.released(lock, keptFor);
+  }
+
+  /** The lease ended before its holder released it: its signal aborts, and the key's local waiters wake. */
+  private lose(lock: Lock, reason: LockLostReason, cause?: unknown) {
+    this.forget(lock);
+    const error = lock.lose(reason, cause);
+    if (error) withKeyTemplate(error, this.observer.keyTemplateOf(lock));
+    if (error && reason !== 'shutdown') this.observer.lost(lock, reason, error);
+    this.queues.get(lock.key)?.wake();
+    return error;
+  }
+
+  /** Waits for `lock`'s holder to release it until `deadline` or the end of its lease, then ends it. */
+  private async drainLease(lock: Lock, deadline: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.releaseListeners.delete(check);
+        resolve();
+      };
+      const check = (): void => {
+        if (this.held.get(lock.key) !== lock) done();
+      };
+      const timer = setTimeout(done, Math.max(0, Math.min(deadline, lock.validUntil) - performance.now()));
+      this.releaseListeners.add(check);
+      check();
+    });
+    if (this.held.get(lock.key) !== lock) return;
+    this.lose(lock, 'shutdown');
+    // a failed release was reported (and logged) as a store-error event; the lease ends by its TTL
+    await lock.release().catch(() => false);
+  }
+}
+
+/** Whether `store` can hand a released lease to the next waiter in the same call. */
+function handsOver(store: LockStore): store is HandingOverStore {
+  return Boolean(store.handOver);
+}
