@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LuaScript } from '../redis/scripts.js';
+import type { LuaScript } from '../redis/scripts/lua-script.js';
 
 /** A permit script with its SHA1, run by EVALSHA (as the mutex scripts of scripts.ts are). */
 function script(name: string, lua: string): LuaScript {

@@ -1,5 +1,5 @@
 /**
- * What a lock key holds in Redis (see LEASE_LUA in scripts.ts): a lease is its token, then a newline and
+ * What a lock key holds in Redis (see scripts/lease.lua.ts): a lease is its token, then a newline and
  * the holder record when it has one, after a leading '!' once a waiter marked it; '>owner' and '~owner' are
  * hand-off reservations. Tokens are hex, so none of these can be mistaken for another.
  */

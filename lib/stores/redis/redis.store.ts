@@ -39,7 +39,7 @@ import {
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
-import { ACQUIRE, acquireArgs, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts.js';
+import { ACQUIRE, acquireArgs, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts/index.js';
 
 /** Options of {@link RedisLockStore}. */
 export interface RedisLockStoreOptions {

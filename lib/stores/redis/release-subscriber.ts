@@ -6,7 +6,7 @@ import { NotifiableWatch } from '../notifiable-watch.js';
 type Client = Redis | Cluster;
 
 /**
- * A notice that reserves the key for one process (see RELEASE in scripts.ts): its owner id, and the owner id
+ * A notice that reserves the key for one process (see scripts/release-to-waiters.lua.ts): its owner id, and the owner id
  * of the process standing after it in the line, if any. Any other notice is for every waiter.
  */
 const RESERVATION = /^([0-9a-f]{16})(?: ([0-9a-f]{16}))?$/;

@@ -36,7 +36,7 @@ import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis.store.js';
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { extendOnOneServer } from '../redis/extend-on-one-server.js';
 import { runScript } from '../redis/script-runner.js';
-import { ACQUIRE, acquireArgs, ALL_SCRIPTS, RAISE_FENCE, RELEASE } from '../redis/scripts.js';
+import { ACQUIRE, acquireArgs, ALL_SCRIPTS, RAISE_FENCE, RELEASE } from '../redis/scripts/index.js';
 
 export type { RedlockNode } from './redlock-nodes.js';
 
