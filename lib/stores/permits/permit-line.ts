@@ -45,7 +45,7 @@ export function hasLapsed(place: WaitingPlace, now: number): boolean {
 }
 
 /**
- * Walks the line in order, as the Redis scripts do (permit-scripts.ts, `callLine`): each place that fits
+ * Walks the line in order, as the Redis scripts do (scripts/permit.lua.ts, `callLine`): each place that fits
  * beside the holders and the places before it has a permit reserved, for `window` ms when reserved now; the
  * first that does not fit holds back everyone behind it (and loses a reservation it had); lapsed places are
  * passed over. `exclusive`: a mutex lease holds the key, so nothing fits.

@@ -20,8 +20,18 @@ import { DEFAULT_HANDOFF_WINDOW, SUBSCRIPTION_LINGER } from '../redis/redis.stor
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { runScript, runScriptBatch } from '../redis/script-runner.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
-import { PERMIT_ACQUIRE, PERMIT_EXTEND, PERMIT_INSPECT, PERMIT_LEAVE_LINE, PERMIT_RELEASE } from './permit-scripts.js';
-import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';
+import {
+  PERMIT_ACQUIRE,
+  permitAcquireArgs,
+  PERMIT_EXTEND,
+  PERMIT_INSPECT,
+  PERMIT_LEAVE_LINE,
+  permitLeaveLineArgs,
+  PERMIT_RELEASE,
+  permitReleaseArgs,
+  type LineCall,
+} from './scripts/index.js';
+import { checkPermitShape, inUseAs } from './permit-shape.js';
 
 /** Options of {@link RedisPermitStore}. */
 export interface RedisPermitStoreOptions {
@@ -51,7 +61,7 @@ const MODES = { r: 'read', w: 'write' } as const;
 
 /**
  * Semaphores and readers-writer locks on one Redis or Valkey server, or a Redis Cluster, through ioredis:
- * every operation is one Lua script on one hash slot (permit-scripts.ts says what each keeps where).
+ * every operation is one Lua script on one hash slot (scripts/permit.lua.ts says what each keeps where).
  */
 export class RedisPermitStore implements PermitStore {
   readonly client: Redis | Cluster;
@@ -97,17 +107,7 @@ export class RedisPermitStore implements PermitStore {
   async acquire(request: PermitRequest): Promise<PermitResult> {
     const shape = checkPermitShape(request.shape);
     const keys = this.keysOf(request.key);
-    const args = [
-      request.token,
-      request.ttl,
-      request.fencing ? '1' : '0',
-      request.holder ?? '',
-      shapeText(shape),
-      modeCode(shape),
-      request.waiting ? Math.min(MAX_DURATION, Math.max(1, Math.ceil(request.waiting.ttl))) : 0,
-      this.owner,
-      ...this.callArgs(keys),
-    ];
+    const args = permitAcquireArgs(request, shape, this.owner, this.lineCall(keys));
     const reply = await this.run('acquire', request.key, keys, () =>
       runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
     );
@@ -121,7 +121,7 @@ export class RedisPermitStore implements PermitStore {
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), [token, ...this.callArgs(keys)]),
+      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.lineCall(keys))),
     );
     return reply === 1;
   }
@@ -130,7 +130,12 @@ export class RedisPermitStore implements PermitStore {
     if (this.closed) return;
     const keys = this.keysOf(key);
     await this.run('leave the line of', key, keys, () =>
-      runScript(this.client, PERMIT_LEAVE_LINE, permitScriptKeys(keys), [token, ...this.callArgs(keys)]),
+      runScript(
+        this.client,
+        PERMIT_LEAVE_LINE,
+        permitScriptKeys(keys),
+        permitLeaveLineArgs(token, this.lineCall(keys)),
+      ),
     );
   }
 
@@ -217,9 +222,9 @@ export class RedisPermitStore implements PermitStore {
     if (this.options.ownsClient) await closeClient(this.client);
   }
 
-  /** The trailing ARGV of every script that may call the line: window, publish command, channel. */
-  private callArgs(keys: PermitKeys): Array<string | number> {
-    return [this.handoffWindow, this.publishCommand, keys.channel];
+  /** How the scripts that may call the line of `keys` tell the processes they reserved for. */
+  private lineCall(keys: PermitKeys): LineCall {
+    return { handoffWindow: this.handoffWindow, publish: this.publishCommand, channel: keys.channel };
   }
 
   private keysOf(key: string): PermitKeys {
