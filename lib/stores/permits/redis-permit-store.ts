@@ -97,7 +97,8 @@ export class RedisPermitStore implements PermitStore {
       // a Cluster's sharded subscribers reach the master of each channel's slot (see RedisLockStore)
       const connect = (): Redis | Cluster =>
         this.cluster ? (client as Cluster).duplicate([], { shardedSubscribers: true }) : (client as Redis).duplicate();
-      this.subscriber = new ReleaseSubscriber(connect, this.cluster, {
+      this.subscriber = new ReleaseSubscriber(connect, {
+        sharded: this.cluster,
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
       });

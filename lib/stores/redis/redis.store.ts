@@ -39,7 +39,18 @@ import {
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
-import { ACQUIRE, acquireArgs, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts/index.js';
+import {
+  ACQUIRE,
+  acquireArgs,
+  ALL_SCRIPTS,
+  EXTEND,
+  HAND_OVER,
+  handOverArgs,
+  RELEASE,
+  releaseArgs,
+  type ReleaseCall,
+} from './scripts/index.js';
+import { LINE_MODE, lineModeOf, ownChannel, UNCOUNTED_LISTENERS } from './waiting-line.js';
 
 /** Options of {@link RedisLockStore}. */
 export interface RedisLockStoreOptions {
@@ -176,7 +187,8 @@ export class RedisLockStore implements LockStore {
     const notices = settings.releaseNotices;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
     if (notices) {
-      this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster, {
+      this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), {
+        sharded: cluster,
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
         handoffWindow: this.handoffWindow,
@@ -189,9 +201,9 @@ export class RedisLockStore implements LockStore {
     const keys = this.keysOf(request.key);
     const { waiting } = request;
     // the line serves hand-offs: with the window off, or without notices to call the next in line, stay out
-    const line = !waiting || !this.usesLine ? '0' : waiting.again ? '2' : '1';
+    const line = this.usesLine ? lineModeOf(waiting) : LINE_MODE.stayOut;
     // the common case first: a free key, no fence, no place in the line to give up, is one plain SET NX PX
-    if (!request.fencing && line !== '2') {
+    if (!request.fencing && line !== LINE_MODE.leaveWhenGranted) {
       const value = leaseValue(request.token, request.holder);
       const granted = await this.run('acquire', request.key, keys, () =>
         this.client.set(keys.lock, value, 'PX', request.ttl, 'NX'),
@@ -203,7 +215,7 @@ export class RedisLockStore implements LockStore {
     }
     // a waiter in the line leaves its request there, so that a release can grant it the lease directly
     const offer =
-      line !== '0' && waiting?.next === true && this.grantsToWaiters
+      line !== LINE_MODE.stayOut && waiting?.next === true && this.grantsToWaiters
         ? this.direct.offer(request.key, request.token, request.ttl, performance.now())
         : undefined;
     const args = acquireArgs(request, this.owner, {
@@ -238,7 +250,7 @@ export class RedisLockStore implements LockStore {
 
   /** The channel this store's waiters of a key listen on: its own in the line, else the key's. */
   private noticesOf(keys: ResourceKeys): string {
-    return this.grantsToWaiters ? `${keys.channel}:${this.owner}` : keys.channel;
+    return this.grantsToWaiters ? ownChannel(keys.channel, this.owner) : keys.channel;
   }
 
   /** A release granted version `version` to one of our waiters: wake them, or give it back if none will take it. */
@@ -284,8 +296,8 @@ export class RedisLockStore implements LockStore {
     const keys = this.keysOf(key);
     // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
     // lingering after a wait, and must not hold the key back from us
-    const ownListeners = this.usesLine ? Number.MAX_SAFE_INTEGER : this.subscriber?.isListening(keys.channel) ? 1 : 0;
-    const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
+    const ownListeners = this.usesLine ? UNCOUNTED_LISTENERS : this.subscriber?.isListening(keys.channel) ? 1 : 0;
+    const args = releaseArgs(token, { ...this.releaseCall(keys), ownListeners });
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, RELEASE, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
@@ -300,17 +312,7 @@ export class RedisLockStore implements LockStore {
     if (this.replicaAck || !this.usesLine || this.subscriber?.watchers(this.noticesOf(keys)) !== 1) {
       return { released: await this.release(key, token), handedOver: false };
     }
-    const args = [
-      token,
-      keys.channel,
-      this.publishCommand,
-      this.owner,
-      this.handoffWindow,
-      next.token,
-      next.ttl,
-      next.fencing ? '1' : '0',
-      next.holder ?? '',
-    ];
+    const args = handOverArgs(token, this.releaseCall(keys), next);
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
@@ -320,6 +322,16 @@ export class RedisLockStore implements LockStore {
     // the next waiter holds it now: requests it left in the line are spent
     this.direct.spent(next.key, next.token);
     return next.fencing ? { released: true, handedOver: true, fence } : { released: true, handedOver: true };
+  }
+
+  /** How this store's releases of `keys` tell the waiters, but for its own listeners. */
+  private releaseCall(keys: ResourceKeys): Omit<ReleaseCall, 'ownListeners'> {
+    return {
+      channel: keys.channel,
+      publish: this.publishCommand,
+      owner: this.owner,
+      handoffWindow: this.handoffWindow,
+    };
   }
 
   async leaveLine(key: string): Promise<void> {

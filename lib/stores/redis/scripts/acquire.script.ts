@@ -1,4 +1,5 @@
 import type { AcquireRequest } from '../../../interfaces/lock-store.interface.js';
+import { encodeOffer, type LineMode } from '../waiting-line.js';
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';
@@ -81,8 +82,8 @@ return {0, pttl}
 
 /** How a caller stands towards the key's line of waiting processes, for {@link acquireArgs}. */
 export interface LinePlace {
-  /** '0' stays out of the line, '1' joins it when refused, '2' also leaves it when granted. */
-  readonly line: '0' | '1' | '2';
+  /** Whether it stays out of the line, joins it when refused, or also leaves it when granted. */
+  readonly line: LineMode;
   /** How long a new line lives, in ms. */
   readonly lineTtl: number;
   /** Whether a refusal marks the lease, so that its release tells the waiters. */
@@ -102,8 +103,6 @@ export function acquireArgs(request: AcquireRequest, owner: string, place: LineP
     place.line,
     place.lineTtl,
     place.marks ? '1' : '0',
-    place.offer === undefined
-      ? ''
-      : `${place.offer} ${request.token} ${request.ttl} ${request.fencing ? '1' : '0'} ${request.holder ?? ''}`,
+    place.offer === undefined ? '' : encodeOffer(place.offer, request),
   ];
 }

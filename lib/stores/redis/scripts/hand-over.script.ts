@@ -1,7 +1,9 @@
+import type { AcquireRequest } from '../../../interfaces/lock-store.interface.js';
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';
 import { RELEASE_TO_WAITERS_LUA } from './release-to-waiters.lua.js';
+import type { ReleaseCall } from './release.script.js';
 
 /**
  * Releases the lease only while the token holds it and, unless another process stands first in the key's
@@ -41,3 +43,25 @@ if type(fence) == 'table' then return fence end
 return {2, fence}
 `,
 );
+
+/**
+ * The ARGV of {@link HAND_OVER} for `token`, released as `call` says when another process is first in line
+ * (its own listeners are not counted there), else granted to `next`; in the order the script reads them.
+ */
+export function handOverArgs(
+  token: string,
+  call: Omit<ReleaseCall, 'ownListeners'>,
+  next: AcquireRequest,
+): Array<string | number> {
+  return [
+    token,
+    call.channel,
+    call.publish,
+    call.owner,
+    call.handoffWindow,
+    next.token,
+    next.ttl,
+    next.fencing ? '1' : '0',
+    next.holder ?? '',
+  ];
+}

@@ -10,11 +10,11 @@ import { RELEASE } from './release.script.js';
 export { ACQUIRE, acquireArgs, type LinePlace } from './acquire.script.js';
 export { EXTEND } from './extend.script.js';
 export { EXTEND_MANY } from './extend-many.script.js';
-export { HAND_OVER } from './hand-over.script.js';
+export { HAND_OVER, handOverArgs } from './hand-over.script.js';
 export { luaScript, type LuaScript } from './lua-script.js';
 export { RAISE_FENCE } from './raise-fence.script.js';
 export { REGRANT } from './regrant.script.js';
-export { RELEASE } from './release.script.js';
+export { RELEASE, releaseArgs, type ReleaseCall } from './release.script.js';
 
 /** Every script of the lock stores, for loading them at startup (`verify`) and checking them (`health`). */
 export const ALL_SCRIPTS: readonly LuaScript[] = [

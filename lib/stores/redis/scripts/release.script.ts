@@ -30,3 +30,22 @@ releaseToWaiters({
 return 1
 `,
 );
+
+/** Who releases, and how its release tells the waiters: RELEASE's ARGV after the token. */
+export interface ReleaseCall {
+  /** The key's release channel. */
+  readonly channel: string;
+  /** 'PUBLISH', 'SPUBLISH', or '' to send no notice. */
+  readonly publish: string;
+  /** The releasing store's owner id. */
+  readonly owner: string;
+  /** ms the key is reserved for the process first in line, or against the releaser; 0 for none. */
+  readonly handoffWindow: number;
+  /** How many listeners of the notice are the releaser's own (UNCOUNTED_LISTENERS with the line on). */
+  readonly ownListeners: number;
+}
+
+/** The ARGV of {@link RELEASE} for `token`, in the order the script reads them. */
+export function releaseArgs(token: string, call: ReleaseCall): Array<string | number> {
+  return [token, call.channel, call.publish, call.owner, call.handoffWindow, call.ownListeners];
+}
