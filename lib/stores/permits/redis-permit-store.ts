@@ -1,7 +1,7 @@
 import { newOwnerId } from '../../utils/owner-id.js';
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
-import { LockStoreError } from '../../errors/lock-store.error.js';
+import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lock-store.interface.js';
 import type {
   PermitHolderState,
@@ -15,10 +15,12 @@ import { checkOptionNames, REDIS_PERMIT_STORE_OPTIONS } from '../../options/opti
 import { quoted } from '../../utils/printable.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { closeClient } from '../redis/close-client.js';
+import { isCluster, subscriberClient } from '../redis/cluster-client.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import { DEFAULT_HANDOFF_WINDOW, SUBSCRIPTION_LINGER } from '../redis/redis.store.js';
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { runScript, runScriptBatch } from '../redis/script-runner.js';
+import { isWrongType, redisStoreError } from '../redis/store-error.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
 import {
   PERMIT_ACQUIRE,
@@ -55,7 +57,6 @@ export interface RedisPermitStoreOptions {
   readonly handoffWindow?: number;
 }
 
-const WRONG_TYPE = /WRONGTYPE/;
 /** The modes of permits as the scripts write them. */
 const MODES = { r: 'read', w: 'write' } as const;
 
@@ -89,15 +90,12 @@ export class RedisPermitStore implements PermitStore {
       1,
       MAX_DURATION,
     );
-    this.cluster = (this.client as { isCluster?: boolean }).isCluster === true;
+    this.cluster = isCluster(this.client);
     const notices = validateBoolean('releaseNotices', options.releaseNotices ?? true);
     this.publishCommand = notices ? (this.cluster ? 'SPUBLISH' : 'PUBLISH') : '';
     if (notices) {
       const client = this.client;
-      // a Cluster's sharded subscribers reach the master of each channel's slot (see RedisLockStore)
-      const connect = (): Redis | Cluster =>
-        this.cluster ? (client as Cluster).duplicate([], { shardedSubscribers: true }) : (client as Redis).duplicate();
-      this.subscriber = new ReleaseSubscriber(connect, {
+      this.subscriber = new ReleaseSubscriber(() => subscriberClient(client), {
         sharded: this.cluster,
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
@@ -166,7 +164,7 @@ export class RedisPermitStore implements PermitStore {
     try {
       replies = await runScriptBatch(this.client, PERMIT_EXTEND, calls);
     } catch (error) {
-      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
+      const failure = redisStoreError('renew', undefined, error);
       return renewals.map(() => failure);
     }
     return replies.map((reply, index) =>
@@ -241,19 +239,10 @@ export class RedisPermitStore implements PermitStore {
   }
 
   private storeError(operation: string, key: string, keys: PermitKeys, error: unknown): LockStoreError {
-    const detail = WRONG_TYPE.test(error instanceof Error ? error.message : String(error))
+    const detail = isWrongType(error)
       ? `one of the Redis keys ${[keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ')} ` +
         "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key"
       : undefined;
-    return new LockStoreError(operation, key, withoutArguments(error), detail);
+    return redisStoreError(operation, key, error, detail);
   }
-}
-
-/** ioredis attaches the failed command with its arguments (our tokens) to its errors: keep only its name. */
-function withoutArguments(error: unknown): unknown {
-  const command = error instanceof Error ? (error as { command?: unknown }).command : undefined;
-  if (typeof command === 'object' && command !== null) {
-    (error as { command: unknown }).command = { name: (command as { name?: unknown }).name };
-  }
-  return error;
 }
