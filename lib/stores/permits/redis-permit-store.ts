@@ -34,6 +34,7 @@ import {
   type LineCall,
 } from './scripts/index.js';
 import { checkPermitShape, inUseAs } from './permit-shape.js';
+import { modeOfCode, permitState } from './permit-state.js';
 
 /** Options of {@link RedisPermitStore}. */
 export interface RedisPermitStoreOptions {
@@ -56,9 +57,6 @@ export interface RedisPermitStoreOptions {
    */
   readonly handoffWindow?: number;
 }
-
-/** The modes of permits as the scripts write them. */
-const MODES = { r: 'read', w: 'write' } as const;
 
 /**
  * Semaphores and readers-writer locks on one Redis or Valkey server, or a Redis Cluster, through ioredis:
@@ -183,25 +181,15 @@ export class RedisPermitStore implements PermitStore {
     const permits: PermitHolderState[] = [];
     for (let index = 3; index + 4 <= reply.length; index += 4) {
       const [mode, remainingTtl, permitFence, holder] = reply.slice(index, index + 4).map(String);
+      const permitMode = modeOfCode(mode);
       permits.push({
-        ...(mode === 'r' || mode === 'w' ? { mode: MODES[mode] } : {}),
+        ...(permitMode !== undefined ? { mode: permitMode } : {}),
         remainingTtl: Number(remainingTtl),
         ...(permitFence !== '0' ? { fence: Number(permitFence) } : {}),
         ...(holder !== '' ? { holder } : {}),
       });
     }
-    const inUse = permits.length > 0 || waiting > 0;
-    return {
-      held: permits.length > 0,
-      holders: permits.length,
-      ...(inUse && shape.startsWith('limit:') ? { limit: Number(shape.slice('limit:'.length)) } : {}),
-      ...(shape === 'rw' && permits.length > 0
-        ? { mode: permits.some((permit) => permit.mode === 'write') ? 'write' : 'read' }
-        : {}),
-      waiting,
-      ...(fence !== '' ? { fence: Number(fence) } : {}),
-      permits,
-    };
+    return permitState({ shape, permits, waiting, fence: fence === '' ? undefined : Number(fence) });
   }
 
   async watch(key: string, since?: number): Promise<ReleaseWatch> {
