@@ -3,7 +3,7 @@ import type { LeaseRenewal, LockStore, ReleaseWatch } from '../../interfaces/loc
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../options/validate-options.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis.store.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
 import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from './permit-line.js';
 import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';
 import { limitOfShape, modeOfCode, permitState } from './permit-state.js';

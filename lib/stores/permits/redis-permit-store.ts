@@ -17,8 +17,8 @@ import { validateBoolean, validateInteger, validateKeyPrefix } from '../../optio
 import { closeClient } from '../redis/close-client.js';
 import { isCluster, subscriberClient } from '../redis/cluster-client.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
-import { DEFAULT_HANDOFF_WINDOW, SUBSCRIPTION_LINGER } from '../redis/redis.store.js';
-import { ReleaseSubscriber } from '../redis/release-subscriber.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
+import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from '../redis/release-subscriber.js';
 import { runScript, runScriptBatch } from '../redis/script-runner.js';
 import { isWrongType, redisStoreError } from '../redis/store-error.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';

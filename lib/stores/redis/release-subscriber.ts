@@ -6,6 +6,9 @@ import { readNotice } from './waiting-line.js';
 
 type Client = Redis | Cluster;
 
+/** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
+export const SUBSCRIPTION_LINGER = 2000;
+
 interface Channel {
   readonly watches: Set<NotifiableWatch>;
   readonly subscribed: Promise<void>;

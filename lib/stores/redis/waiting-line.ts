@@ -37,6 +37,14 @@ export function lineModeOf(waiting: AcquireRequest['waiting']): LineMode {
   return waiting.again ? LINE_MODE.leaveWhenGranted : LINE_MODE.joinWhenRefused;
 }
 
+/** The least a key's line lives after it starts, in ms: places of waiters that left go with it once quiet. */
+const LINE_TTL = 60_000;
+
+/** How long a new line lives for a request (ACQUIRE's ARGV 7): at least {@link LINE_TTL}, or the rest of its wait. */
+export function lineTtlOf(waiting: AcquireRequest['waiting']): number {
+  return Math.max(LINE_TTL, Math.ceil(waiting?.ttl ?? 0));
+}
+
 /**
  * RELEASE's count of the releaser's own listeners (ARGV 6) when the line is on: every waiting process then
  * stands in the line, so any listener is a subscription lingering after a wait, and none may hold the key back.

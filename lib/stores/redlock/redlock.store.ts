@@ -32,7 +32,7 @@ import {
   type RedlockNode,
 } from './redlock-nodes.js';
 import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis.store.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { extendOnOneServer } from '../redis/extend-on-one-server.js';
 import { runScript } from '../redis/script-runner.js';
