@@ -31,7 +31,7 @@ import {
   permitLeaveLineArgs,
   PERMIT_RELEASE,
   permitReleaseArgs,
-  type LineCall,
+  type PermitNotices,
 } from './scripts/index.js';
 import { checkPermitShape, inUseAs } from './permit-shape.js';
 import { modeOfCode, permitState } from './permit-state.js';
@@ -104,7 +104,7 @@ export class RedisPermitStore implements PermitStore {
   async acquire(request: PermitRequest): Promise<PermitResult> {
     const shape = checkPermitShape(request.shape);
     const keys = this.keysOf(request.key);
-    const args = permitAcquireArgs(request, shape, this.owner, this.lineCall(keys));
+    const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys));
     const reply = await this.run('acquire', request.key, keys, () =>
       runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
     );
@@ -118,7 +118,7 @@ export class RedisPermitStore implements PermitStore {
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.lineCall(keys))),
+      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.notices(keys))),
     );
     return reply === 1;
   }
@@ -127,12 +127,7 @@ export class RedisPermitStore implements PermitStore {
     if (this.closed) return;
     const keys = this.keysOf(key);
     await this.run('leave the line of', key, keys, () =>
-      runScript(
-        this.client,
-        PERMIT_LEAVE_LINE,
-        permitScriptKeys(keys),
-        permitLeaveLineArgs(token, this.lineCall(keys)),
-      ),
+      runScript(this.client, PERMIT_LEAVE_LINE, permitScriptKeys(keys), permitLeaveLineArgs(token, this.notices(keys))),
     );
   }
 
@@ -210,7 +205,7 @@ export class RedisPermitStore implements PermitStore {
   }
 
   /** How the scripts that may call the line of `keys` tell the processes they reserved for. */
-  private lineCall(keys: PermitKeys): LineCall {
+  private notices(keys: PermitKeys): PermitNotices {
     return { handoffWindow: this.handoffWindow, publish: this.publishCommand, channel: keys.channel };
   }
 

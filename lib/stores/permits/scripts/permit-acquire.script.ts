@@ -1,7 +1,7 @@
 import type { PermitRequest, PermitShape } from '../../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../../utils/duration.js';
 import { modeCode, shapeText } from '../permit-shape.js';
-import { lineCallArgs, permitScript, type LineCall } from './permit-script.js';
+import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js';
 
 /**
  * Grants a permit when the request fits beside the holders and every place before it in the line (a place
@@ -115,7 +115,7 @@ export function permitAcquireArgs(
   request: PermitRequest,
   shape: PermitShape,
   owner: string,
-  call: LineCall,
+  notices: PermitNotices,
 ): Array<string | number> {
   return [
     request.token,
@@ -126,6 +126,6 @@ export function permitAcquireArgs(
     modeCode(shape),
     request.waiting ? Math.min(MAX_DURATION, Math.max(1, Math.ceil(request.waiting.ttl))) : 0,
     owner,
-    ...lineCallArgs(call),
+    ...noticeArgs(notices),
   ];
 }

@@ -1,4 +1,4 @@
-import { lineCallArgs, permitScript, type LineCall } from './permit-script.js';
+import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js';
 
 /**
  * Gives up a waiting place; the places it held back are called in the same step.
@@ -22,6 +22,6 @@ return 1
 );
 
 /** The ARGV of {@link PERMIT_LEAVE_LINE} for `token`, in the order the script reads them. */
-export function permitLeaveLineArgs(token: string, call: LineCall): Array<string | number> {
-  return [token, ...lineCallArgs(call)];
+export function permitLeaveLineArgs(token: string, notices: PermitNotices): Array<string | number> {
+  return [token, ...noticeArgs(notices)];
 }

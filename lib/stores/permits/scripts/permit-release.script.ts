@@ -1,4 +1,4 @@
-import { lineCallArgs, permitScript, type LineCall } from './permit-script.js';
+import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js';
 
 /**
  * Ends the permit of a token and, in the same step, reserves freed permits for the line in its order and
@@ -28,6 +28,6 @@ return released
 );
 
 /** The ARGV of {@link PERMIT_RELEASE} for `token`, in the order the script reads them. */
-export function permitReleaseArgs(token: string, call: LineCall): Array<string | number> {
-  return [token, ...lineCallArgs(call)];
+export function permitReleaseArgs(token: string, notices: PermitNotices): Array<string | number> {
+  return [token, ...noticeArgs(notices)];
 }

@@ -7,7 +7,7 @@ export function permitScript(name: string, lua: string): LuaScript {
 }
 
 /** How a permit script that may call the line tells the processes whose places it reserved. */
-export interface LineCall {
+export interface PermitNotices {
   /** How long a freed permit stays reserved for its place, in ms. */
   readonly handoffWindow: number;
   /** 'PUBLISH', 'SPUBLISH', or '' to send no notice. */
@@ -17,6 +17,6 @@ export interface LineCall {
 }
 
 /** The trailing ARGV of every permit script that may call the line: window, publish command, channel. */
-export function lineCallArgs(call: LineCall): Array<string | number> {
-  return [call.handoffWindow, call.publish, call.channel];
+export function noticeArgs(notices: PermitNotices): Array<string | number> {
+  return [notices.handoffWindow, notices.publish, notices.channel];
 }
