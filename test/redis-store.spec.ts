@@ -11,7 +11,7 @@ import type { AcquireRequest, LockStore } from '../lib/interfaces/lock-store.int
 import { clockDrift, type Lock } from '../lib/core/lock.js';
 import { LockManager, type LockManagerOptions } from '../lib/core/lock-manager.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../lib/stores/redis/redis.store.js';
-import { ACQUIRE, ALL_SCRIPTS, EXTEND_MANY, RELEASE } from '../lib/stores/redis/scripts.js';
+import { ACQUIRE, ALL_SCRIPTS, EXTEND_MANY, RELEASE } from '../lib/stores/redis/scripts/index.js';
 import { resourceKeys } from '../lib/stores/redis/resource-keys.js';
 import { encodeHolder } from '../lib/core/lock-holder.js';
 import { newToken } from '../lib/utils/token.js';

@@ -8,7 +8,7 @@ import { LockStoreError } from '../lib/errors/lock-store.error.js';
 import { LockManager } from '../lib/core/lock-manager.js';
 import { RedlockStore, type RedlockStoreOptions } from '../lib/stores/redlock/redlock.store.js';
 import { runScript } from '../lib/stores/redis/script-runner.js';
-import { EXTEND, EXTEND_MANY } from '../lib/stores/redis/scripts.js';
+import { EXTEND, EXTEND_MANY } from '../lib/stores/redis/scripts/index.js';
 import { resourceKeys } from '../lib/stores/redis/resource-keys.js';
 import { newToken } from '../lib/utils/token.js';
 import { blockEventLoop } from './support/faults.js';

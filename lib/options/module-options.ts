@@ -6,7 +6,7 @@ import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 import { clockDrift } from '../core/lock.js';
 import { DEFAULT_DRAIN_TIMEOUT } from '../core/lock-manager.js';
-import { checkRedisStoreOptions, type RedisStoreSettings } from '../stores/redis/redis.store.js';
+import { checkRedisStoreOptions, type RedisStoreSettings } from '../stores/redis/redis-store-options.js';
 import {
   checkRedlockStoreOptions,
   redlockClockDrift,

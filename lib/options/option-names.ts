@@ -7,7 +7,7 @@ import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.
 import type { LockManagerOptions } from '../core/lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
 import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';
-import type { RedisLockStoreOptions } from '../stores/redis/redis.store.js';
+import type { RedisLockStoreOptions } from '../stores/redis/redis-store-options.js';
 import type { RedlockStoreOptions } from '../stores/redlock/redlock.store.js';
 import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
 import type { ReplicaAckOptions } from '../stores/redis/replica-ack.js';

@@ -5,7 +5,7 @@ import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.j
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../lib/core/lock-manager.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../../lib/stores/redis/redis.store.js';
-import { ALL_SCRIPTS } from '../../lib/stores/redis/scripts.js';
+import { ALL_SCRIPTS } from '../../lib/stores/redis/scripts/index.js';
 import { keySlot as libKeySlot } from '../../lib/utils/key-slot.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { newToken } from '../../lib/utils/token.js';

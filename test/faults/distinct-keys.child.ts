@@ -4,7 +4,8 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockManager } from '../../lib/core/lock-manager.js';
-import { RedisLockStore, SUBSCRIPTION_LINGER } from '../../lib/stores/redis/redis.store.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { SUBSCRIPTION_LINGER } from '../../lib/stores/redis/release-subscriber.js';
 
 const { REDIS_URL, KEY_PREFIX, KEYS } = process.env as Record<string, string>;
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ACQUIRE, EXTEND_MANY, RELEASE, type LuaScript } from '../../lib/stores/redis/scripts.js';
+import { ACQUIRE, EXTEND_MANY, RELEASE, type LuaScript } from '../../lib/stores/redis/scripts/index.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { Scenario, type ScenarioOptions } from './scenario.js';

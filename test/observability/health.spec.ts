@@ -12,7 +12,7 @@ import {
   checkLockStore,
   type LockModuleOptions,
 } from '../../lib/index.js';
-import { ALL_SCRIPTS } from '../../lib/stores/redis/scripts.js';
+import { ALL_SCRIPTS } from '../../lib/stores/redis/scripts/index.js';
 import { LockHealthIndicator } from '../../lib/terminus.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 

@@ -9,6 +9,7 @@ import type {
   ReleaseWatch,
 } from '../../interfaces/lock-store.interface.js';
 import { LocalWatches } from './local-watches.js';
+import { takeFence } from './memory-fences.js';
 
 interface Lease {
   readonly token: string;
@@ -38,11 +39,7 @@ export class MemoryLockStore implements LockStore {
     }
     this.setLease(request.key, request.token, request.ttl, request.holder);
     if (!request.fencing) return { acquired: true };
-    // fence counters outlive leases, as in Redis: they must keep growing across holders. The clock floor
-    // gives fences of the same shape as Redis's, and keeps them above those of an earlier run of the process
-    const fence = Math.max((this.fences.get(request.key) ?? 0) + 1, microsecondsSinceEpoch());
-    this.fences.set(request.key, fence);
-    return { acquired: true, fence };
+    return { acquired: true, fence: takeFence(this.fences, request.key) };
   }
 
   async release(key: string, token: string): Promise<boolean> {
@@ -104,9 +101,4 @@ export class MemoryLockStore implements LockStore {
     this.leases.delete(key);
     this.watches.wake(key);
   }
-}
-
-/** The wall clock in microseconds, read through the monotonic clock so that it never goes back in a process. */
-function microsecondsSinceEpoch(): number {
-  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
 }

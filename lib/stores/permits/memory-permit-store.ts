@@ -3,10 +3,12 @@ import type { LeaseRenewal, LockStore, ReleaseWatch } from '../../interfaces/loc
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../options/validate-options.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis.store.js';
-import { callLine, fits, hasLapsed, type HeldPermit, type WaitingPlace } from './permit-line.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
+import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from './permit-line.js';
 import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';
+import { limitOfShape, modeOfCode, permitState } from './permit-state.js';
 import { LocalWatches } from '../memory/local-watches.js';
+import { takeFence } from '../memory/memory-fences.js';
 
 /** Options of {@link MemoryPermitStore}. */
 export interface MemoryPermitStoreOptions {
@@ -32,8 +34,6 @@ interface Resource {
   /** Fires when the next permit or reservation ends, or the last place's wait: the line is called again. */
   timer?: NodeJS.Timeout;
 }
-
-const MODES = { r: 'read', w: 'write' } as const;
 
 /**
  * Semaphores and readers-writer locks inside one process: the contract of {@link RedisPermitStore} (TTLs,
@@ -69,7 +69,7 @@ export class MemoryPermitStore implements PermitStore {
     if (own) {
       own.expiresAt = now + request.ttl;
       if (request.holder !== undefined) own.holder = request.holder;
-      this.settle(key, resource, false, now);
+      this.settle(key, resource, now);
       return request.fencing ? { acquired: true, fence: own.fence ?? 0 } : { acquired: true };
     }
     const text = shapeText(shape);
@@ -82,14 +82,14 @@ export class MemoryPermitStore implements PermitStore {
     let position = resource.line.findIndex((place) => place.token === token);
     // back after its reservation lapsed: it takes its turn again from its place
     if (position >= 0 && hasLapsed(resource.line[position], now)) resource.line[position].reservedUntil = 0;
-    const line = callLine(resource.permits, resource.line, limit, this.handoffWindow, mutexTtl !== undefined, now);
-    const admitted =
-      position >= 0 ? line.fitting.has(token) : !line.stopped && fits(limit, mode, line.count, line.writer);
+    const line = this.callLine(resource, limit, mutexTtl, now);
+    const admitted = position >= 0 ? line.fitting.has(token) : !line.stopped && fits(limit, mode, line);
     if (admitted) {
       if (position >= 0) resource.line.splice(position, 1);
-      const fence = request.fencing ? this.nextFence(key) : undefined;
+      const fence = request.fencing ? takeFence(this.fences, key) : undefined;
       resource.permits.set(token, { mode, expiresAt: now + request.ttl, fence, holder: request.holder });
-      this.settle(key, resource, line.reserved > 0, now);
+      this.tell(key, line);
+      this.settle(key, resource, now);
       return fence === undefined ? { acquired: true } : { acquired: true, fence };
     }
     if (request.waiting) {
@@ -97,7 +97,8 @@ export class MemoryPermitStore implements PermitStore {
       if (position >= 0) resource.line[position].until = until;
       else position = resource.line.push({ token, mode, until, reservedUntil: 0 }) - 1;
     }
-    this.settle(key, resource, line.reserved > 0, now);
+    this.tell(key, line);
+    this.settle(key, resource, now);
     const remainingTtl = this.soonestEnd(resource, mutexTtl, now);
     if (position < 0) return { acquired: false, remainingTtl };
     const ahead = resource.line.slice(0, position).filter((place) => !hasLapsed(place, now)).length;
@@ -131,7 +132,7 @@ export class MemoryPermitStore implements PermitStore {
     const permit = resource?.permits.get(token);
     if (!resource || !permit || permit.expiresAt <= now) return false;
     permit.expiresAt = now + ttl;
-    this.settle(key, resource, false, now);
+    this.settle(key, resource, now);
     return true;
   }
 
@@ -147,25 +148,13 @@ export class MemoryPermitStore implements PermitStore {
       .filter((permit) => permit.expiresAt > now)
       .sort((a, b) => a.expiresAt - b.expiresAt)
       .map((permit) => ({
-        ...(permit.mode === 'p' ? {} : { mode: MODES[permit.mode] }),
+        ...(permit.mode === 'p' ? {} : { mode: modeOfCode(permit.mode) }),
         remainingTtl: Math.max(0, Math.ceil(permit.expiresAt - now)),
         ...(permit.fence !== undefined ? { fence: permit.fence } : {}),
         ...(permit.holder !== undefined ? { holder: permit.holder } : {}),
       }));
     const waiting = (resource?.line ?? []).filter((place) => place.until > now && !hasLapsed(place, now)).length;
-    const shape = resource?.shape;
-    const inUse = permits.length > 0 || waiting > 0;
-    return {
-      held: permits.length > 0,
-      holders: permits.length,
-      ...(inUse && shape?.startsWith('limit:') ? { limit: Number(shape.slice('limit:'.length)) } : {}),
-      ...(shape === 'rw' && permits.length > 0
-        ? { mode: permits.some((permit) => permit.mode === 'write') ? 'write' : 'read' }
-        : {}),
-      waiting,
-      ...(fence !== undefined ? { fence } : {}),
-      permits,
-    };
+    return permitState({ shape: resource?.shape, permits, waiting, fence });
   }
 
   async watch(key: string): Promise<ReleaseWatch> {
@@ -205,18 +194,30 @@ export class MemoryPermitStore implements PermitStore {
 
   /** Reserves freed permits for the line in its order, tells waiters, and keeps the resource while it lasts. */
   private callAndSettle(key: string, resource: Resource, mutexTtl: number | undefined, now: number): void {
-    const limit = resource.shape.startsWith('limit:') ? Number(resource.shape.slice('limit:'.length)) : undefined;
-    const line = callLine(resource.permits, resource.line, limit, this.handoffWindow, mutexTtl !== undefined, now);
-    this.settle(key, resource, line.reserved > 0, now);
+    this.tell(key, this.callLine(resource, limitOfShape(resource.shape), mutexTtl, now));
+    this.settle(key, resource, now);
+  }
+
+  /** Calls the line of `resource` (see callLine) with this store's window, a mutex lease holding it back. */
+  private callLine(resource: Resource, limit: number | undefined, mutexTtl: number | undefined, now: number): LineCall {
+    return callLine(resource.permits, resource.line, {
+      limit,
+      window: this.handoffWindow,
+      exclusive: mutexTtl !== undefined,
+      now,
+    });
+  }
+
+  /** Wakes the key's waiters when the line reserved permits for places: they may claim them now. */
+  private tell(key: string, line: LineCall): void {
+    if (line.reserved > 0) this.watches.wake(key);
   }
 
   /**
-   * Wakes the key's waiters when places were reserved, and keeps the resource until its last permit or
-   * place ends, with a timer at the next moment something ends by itself (the line is called then, as a
-   * release would).
+   * Keeps the resource until its last permit or place ends, with a timer at the next moment something ends
+   * by itself (the line is called then, as a release would).
    */
-  private settle(key: string, resource: Resource, wake: boolean, now: number): void {
-    if (wake) this.watches.wake(key);
+  private settle(key: string, resource: Resource, now: number): void {
     clearTimeout(resource.timer);
     resource.timer = undefined;
     const ends = [
@@ -248,13 +249,5 @@ export class MemoryPermitStore implements PermitStore {
       ...(mutexTtl === undefined ? [] : [mutexTtl]),
     ];
     return ends.length === 0 ? undefined : Math.max(0, Math.ceil(Math.min(...ends)));
-  }
-
-  /** One above the resource's counter and never below the clock in microseconds, as the Redis store's. */
-  private nextFence(key: string): number {
-    const clock = Math.floor((performance.timeOrigin + performance.now()) * 1000);
-    const fence = Math.max((this.fences.get(key) ?? 0) + 1, clock);
-    this.fences.set(key, fence);
-    return fence;
   }
 }

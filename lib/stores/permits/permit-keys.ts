@@ -4,7 +4,7 @@ import { resourceKeys } from '../redis/resource-keys.js';
 export interface PermitKeys {
   /** Sorted set of the live permits: token -> expiry in ms of the server clock. */
   readonly permits: string;
-  /** Hash of the resource's shape, permit records and waiting places (see permit-scripts.ts). */
+  /** Hash of the resource's shape, permit records and waiting places (see scripts/permit.lua.ts). */
   readonly info: string;
   /** Sorted set of the waiting places in order of arrival. */
   readonly line: string;

@@ -1,7 +1,7 @@
 import { newOwnerId } from '../../utils/owner-id.js';
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
-import { LockStoreError } from '../../errors/lock-store.error.js';
+import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lock-store.interface.js';
 import type {
   PermitHolderState,
@@ -15,13 +15,26 @@ import { checkOptionNames, REDIS_PERMIT_STORE_OPTIONS } from '../../options/opti
 import { quoted } from '../../utils/printable.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { closeClient } from '../redis/close-client.js';
+import { isCluster, subscriberClient } from '../redis/cluster-client.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
-import { DEFAULT_HANDOFF_WINDOW, SUBSCRIPTION_LINGER } from '../redis/redis.store.js';
-import { ReleaseSubscriber } from '../redis/release-subscriber.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
+import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from '../redis/release-subscriber.js';
 import { runScript, runScriptBatch } from '../redis/script-runner.js';
+import { isWrongType, redisStoreError } from '../redis/store-error.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
-import { PERMIT_ACQUIRE, PERMIT_EXTEND, PERMIT_INSPECT, PERMIT_LEAVE_LINE, PERMIT_RELEASE } from './permit-scripts.js';
-import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';
+import {
+  PERMIT_ACQUIRE,
+  permitAcquireArgs,
+  PERMIT_EXTEND,
+  PERMIT_INSPECT,
+  PERMIT_LEAVE_LINE,
+  permitLeaveLineArgs,
+  PERMIT_RELEASE,
+  permitReleaseArgs,
+  type PermitNotices,
+} from './scripts/index.js';
+import { checkPermitShape, inUseAs } from './permit-shape.js';
+import { modeOfCode, permitState } from './permit-state.js';
 
 /** Options of {@link RedisPermitStore}. */
 export interface RedisPermitStoreOptions {
@@ -45,13 +58,9 @@ export interface RedisPermitStoreOptions {
   readonly handoffWindow?: number;
 }
 
-const WRONG_TYPE = /WRONGTYPE/;
-/** The modes of permits as the scripts write them. */
-const MODES = { r: 'read', w: 'write' } as const;
-
 /**
  * Semaphores and readers-writer locks on one Redis or Valkey server, or a Redis Cluster, through ioredis:
- * every operation is one Lua script on one hash slot (permit-scripts.ts says what each keeps where).
+ * every operation is one Lua script on one hash slot (scripts/permit.lua.ts says what each keeps where).
  */
 export class RedisPermitStore implements PermitStore {
   readonly client: Redis | Cluster;
@@ -79,15 +88,13 @@ export class RedisPermitStore implements PermitStore {
       1,
       MAX_DURATION,
     );
-    this.cluster = (this.client as { isCluster?: boolean }).isCluster === true;
+    this.cluster = isCluster(this.client);
     const notices = validateBoolean('releaseNotices', options.releaseNotices ?? true);
     this.publishCommand = notices ? (this.cluster ? 'SPUBLISH' : 'PUBLISH') : '';
     if (notices) {
       const client = this.client;
-      // a Cluster's sharded subscribers reach the master of each channel's slot (see RedisLockStore)
-      const connect = (): Redis | Cluster =>
-        this.cluster ? (client as Cluster).duplicate([], { shardedSubscribers: true }) : (client as Redis).duplicate();
-      this.subscriber = new ReleaseSubscriber(connect, this.cluster, {
+      this.subscriber = new ReleaseSubscriber(() => subscriberClient(client), {
+        sharded: this.cluster,
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
       });
@@ -97,17 +104,7 @@ export class RedisPermitStore implements PermitStore {
   async acquire(request: PermitRequest): Promise<PermitResult> {
     const shape = checkPermitShape(request.shape);
     const keys = this.keysOf(request.key);
-    const args = [
-      request.token,
-      request.ttl,
-      request.fencing ? '1' : '0',
-      request.holder ?? '',
-      shapeText(shape),
-      modeCode(shape),
-      request.waiting ? Math.min(MAX_DURATION, Math.max(1, Math.ceil(request.waiting.ttl))) : 0,
-      this.owner,
-      ...this.callArgs(keys),
-    ];
+    const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys));
     const reply = await this.run('acquire', request.key, keys, () =>
       runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
     );
@@ -121,7 +118,7 @@ export class RedisPermitStore implements PermitStore {
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), [token, ...this.callArgs(keys)]),
+      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.notices(keys))),
     );
     return reply === 1;
   }
@@ -130,7 +127,7 @@ export class RedisPermitStore implements PermitStore {
     if (this.closed) return;
     const keys = this.keysOf(key);
     await this.run('leave the line of', key, keys, () =>
-      runScript(this.client, PERMIT_LEAVE_LINE, permitScriptKeys(keys), [token, ...this.callArgs(keys)]),
+      runScript(this.client, PERMIT_LEAVE_LINE, permitScriptKeys(keys), permitLeaveLineArgs(token, this.notices(keys))),
     );
   }
 
@@ -160,7 +157,7 @@ export class RedisPermitStore implements PermitStore {
     try {
       replies = await runScriptBatch(this.client, PERMIT_EXTEND, calls);
     } catch (error) {
-      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
+      const failure = redisStoreError('renew', undefined, error);
       return renewals.map(() => failure);
     }
     return replies.map((reply, index) =>
@@ -179,25 +176,15 @@ export class RedisPermitStore implements PermitStore {
     const permits: PermitHolderState[] = [];
     for (let index = 3; index + 4 <= reply.length; index += 4) {
       const [mode, remainingTtl, permitFence, holder] = reply.slice(index, index + 4).map(String);
+      const permitMode = modeOfCode(mode);
       permits.push({
-        ...(mode === 'r' || mode === 'w' ? { mode: MODES[mode] } : {}),
+        ...(permitMode !== undefined ? { mode: permitMode } : {}),
         remainingTtl: Number(remainingTtl),
         ...(permitFence !== '0' ? { fence: Number(permitFence) } : {}),
         ...(holder !== '' ? { holder } : {}),
       });
     }
-    const inUse = permits.length > 0 || waiting > 0;
-    return {
-      held: permits.length > 0,
-      holders: permits.length,
-      ...(inUse && shape.startsWith('limit:') ? { limit: Number(shape.slice('limit:'.length)) } : {}),
-      ...(shape === 'rw' && permits.length > 0
-        ? { mode: permits.some((permit) => permit.mode === 'write') ? 'write' : 'read' }
-        : {}),
-      waiting,
-      ...(fence !== '' ? { fence: Number(fence) } : {}),
-      permits,
-    };
+    return permitState({ shape, permits, waiting, fence: fence === '' ? undefined : Number(fence) });
   }
 
   async watch(key: string, since?: number): Promise<ReleaseWatch> {
@@ -217,9 +204,9 @@ export class RedisPermitStore implements PermitStore {
     if (this.options.ownsClient) await closeClient(this.client);
   }
 
-  /** The trailing ARGV of every script that may call the line: window, publish command, channel. */
-  private callArgs(keys: PermitKeys): Array<string | number> {
-    return [this.handoffWindow, this.publishCommand, keys.channel];
+  /** How the scripts that may call the line of `keys` tell the processes they reserved for. */
+  private notices(keys: PermitKeys): PermitNotices {
+    return { handoffWindow: this.handoffWindow, publish: this.publishCommand, channel: keys.channel };
   }
 
   private keysOf(key: string): PermitKeys {
@@ -235,19 +222,10 @@ export class RedisPermitStore implements PermitStore {
   }
 
   private storeError(operation: string, key: string, keys: PermitKeys, error: unknown): LockStoreError {
-    const detail = WRONG_TYPE.test(error instanceof Error ? error.message : String(error))
+    const detail = isWrongType(error)
       ? `one of the Redis keys ${[keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ')} ` +
         "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key"
       : undefined;
-    return new LockStoreError(operation, key, withoutArguments(error), detail);
+    return redisStoreError(operation, key, error, detail);
   }
-}
-
-/** ioredis attaches the failed command with its arguments (our tokens) to its errors: keep only its name. */
-function withoutArguments(error: unknown): unknown {
-  const command = error instanceof Error ? (error as { command?: unknown }).command : undefined;
-  if (typeof command === 'object' && command !== null) {
-    (error as { command: unknown }).command = { name: (command as { name?: unknown }).name };
-  }
-  return error;
 }

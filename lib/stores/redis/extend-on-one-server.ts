@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { runScript, type ScriptCall } from './script-runner.js';
-import { EXTEND_MANY } from './scripts.js';
+import { EXTEND_MANY } from './scripts/extend-many.script.js';
 
 /**
  * Runs a batch of EXTEND calls (keys: lock; args: token, ttl) as one EXTEND_MANY script run, so a

@@ -1,15 +1,13 @@
+import { RESERVED_AGAINST, RESERVED_FOR, WAITED_FOR } from './waiting-line.js';
+
 /**
- * What a lock key holds in Redis (see LEASE_LUA in scripts.ts): a lease is its token, then a newline and
+ * What a lock key holds in Redis (see scripts/lease.lua.ts): a lease is its token, then a newline and
  * the holder record when it has one, after a leading '!' once a waiter marked it; '>owner' and '~owner' are
  * hand-off reservations. Tokens are hex, so none of these can be mistaken for another.
  */
 export type StoredLease =
   | { readonly lease: true; readonly token: string; readonly holder?: string; readonly marked: boolean }
   | { readonly lease: false };
-
-const WAITED_FOR = '!';
-const RESERVED_FOR = '>';
-const RESERVED_AGAINST = '~';
 
 /** The value a grant writes: the token, and the holder record after a newline when there is one. */
 export function leaseValue(token: string, holder: string | undefined): string {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
-import { LockStoreError } from '../../errors/lock-store.error.js';
+import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type {
   AcquireRequest,
   AcquireResult,
@@ -16,128 +16,37 @@ import type {
   LockStoreVerification,
   ReleaseWatch,
 } from '../../interfaces/lock-store.interface.js';
-import { MAX_DURATION } from '../../utils/duration.js';
-import { keySlot } from '../../utils/key-slot.js';
-import { checkOptionNames, REDIS_STORE_OPTIONS } from '../../options/option-names.js';
-import { quoted } from '../../utils/printable.js';
 import { resourceKeys, type ResourceKeys } from './resource-keys.js';
-import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { closeClient } from './close-client.js';
-import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
-import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
+import { commandTimeoutOf, groupByNode, isCluster, subscriberClient } from './cluster-client.js';
+import { ConnectionWatch } from './connection-failure.js';
 import { DirectGrants } from './direct-grants.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
-import { labelOfServer } from './node-label.js';
-import { ReleaseSubscriber } from './release-subscriber.js';
-import {
-  awaitReplicas,
-  resolveReplicaAck,
-  type ReplicaAck,
-  type ReplicaAckOptions,
-  type ReplicaAckOutcome,
-} from './replica-ack.js';
+import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
+import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
+import { awaitReplicas, type ReplicaAck, type ReplicaAckOutcome } from './replica-ack.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
-import { ACQUIRE, acquireArgs, ALL_SCRIPTS, EXTEND, HAND_OVER, RELEASE } from './scripts.js';
+import {
+  ACQUIRE,
+  acquireArgs,
+  EXTEND,
+  HAND_OVER,
+  handOverArgs,
+  RELEASE,
+  releaseArgs,
+  type ReleaseCall,
+} from './scripts/index.js';
+import { redisHealth, verifyRedis } from './redis-checks.js';
+import { errorMessage, isWrongType, pipelineValues, redisStoreError } from './store-error.js';
+import { LINE_MODE, lineModeOf, lineTtlOf, ownChannel, UNCOUNTED_LISTENERS } from './waiting-line.js';
+import { describeWrongType } from './wrong-type.js';
 
-/** Options of {@link RedisLockStore}. */
-export interface RedisLockStoreOptions {
-  /** An ioredis `Redis` or `Cluster` client. */
-  readonly client: Redis | Cluster;
-  /**
-   * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see README, Options).
-   * @default 'lock:'
-   */
-  readonly keyPrefix?: string;
-  /** Close `client` on `close()`: only for a client the store's creator made for it. @default false */
-  readonly ownsClient?: boolean;
-  /** Wake waiters by pub/sub release notices; off means waiters rely on backoff alone. @default true */
-  readonly releaseNotices?: boolean;
-  /**
-   * After releasing a key that other processes wait for, reserve it against this store for this many ms
-   * so a waiter elsewhere takes it next instead of this process re-taking it. `0` turns it off. A manager
-   * using the store keeps every ttl at least twice as long (a waiter that died first in line costs the
-   * others one window, which must stay well below what a crashed holder costs).
-   * @default 20
-   */
-  readonly handoffWindow?: number;
-  /**
-   * Count a grant or renewal only once this many replicas have it (`WAIT` on the master that took it).
-   * A grant they do not acknowledge in time is released and reported as a `LockStoreError`; a renewal
-   * they do not acknowledge fails like any store error, and the holder keeps its earlier validity.
-   * Off by default: replication is asynchronous, so a failover can lose a lease written just before it.
-   * @example { replicas: 1, timeout: 50 }
-   */
-  readonly replicaAck?: ReplicaAckOptions;
-  /**
-   * Start even when a server may evict keys (`maxmemory` set with a `maxmemory-policy` other than
-   * `noeviction`): `verify()` then warns instead of failing. An evicted lease lets a second holder in; its
-   * holder hears of it (`taken`) at its next renewal.
-   * @default false
-   */
-  readonly acceptEvictionRisk?: boolean;
-}
+export type { RedisLockStoreOptions } from './redis-store-options.js';
 
-const WRONG_TYPE = /WRONGTYPE/;
-/** The hand-off window of a store that sets none, in ms. */
-export const DEFAULT_HANDOFF_WINDOW = 20;
-/** The type of value each key of a resource holds, as Redis `TYPE` names it. */
-const KEY_TYPES: Readonly<Record<Exclude<keyof ResourceKeys, 'channel'>, string>> = {
-  lock: 'string',
-  fence: 'string',
-  line: 'list',
-  offers: 'hash',
-};
-/** The keys each operation's commands touch: where a WRONGTYPE can come from. */
-const KEYS_TOUCHED: Readonly<Record<string, ReadonlyArray<keyof typeof KEY_TYPES>>> = {
-  acquire: ['lock', 'fence', 'line', 'offers'],
-  // a release may be a hand-over, which grants the next lease (and fence) in the same script
-  release: ['lock', 'fence', 'line', 'offers'],
-  'leave the line of': ['line', 'offers'],
-  extend: ['lock'],
-  renew: ['lock'],
-  inspect: ['lock', 'fence'],
-};
-
-/** {@link RedisLockStoreOptions} other than the client, checked. */
-export interface RedisStoreSettings {
-  readonly keyPrefix: string;
-  readonly handoffWindow: number;
-  readonly releaseNotices: boolean;
-  readonly replicaAck?: ReplicaAck;
-  readonly acceptEvictionRisk: boolean;
-}
-
-/**
- * Checks every option of a {@link RedisLockStore} except the client, so that a module can refuse bad
- * options before it opens a connection.
- * @param commandTimeout the client's `commandTimeout`, which a `replicaAck.timeout` must stay under
- * @throws LockConfigurationError naming the option
- */
-export function checkRedisStoreOptions(
-  options: Omit<RedisLockStoreOptions, 'client'>,
-  commandTimeout: number | undefined,
-): RedisStoreSettings {
-  checkOptionNames(options, REDIS_STORE_OPTIONS);
-  if (options.ownsClient !== undefined) validateBoolean('ownsClient', options.ownsClient);
-  const replicaAck = resolveReplicaAck(options.replicaAck, commandTimeout);
-  return {
-    keyPrefix: validateKeyPrefix(options.keyPrefix ?? 'lock:'),
-    handoffWindow: validateInteger('handoffWindow', options.handoffWindow ?? DEFAULT_HANDOFF_WINDOW, 0, MAX_DURATION),
-    releaseNotices: validateBoolean('releaseNotices', options.releaseNotices ?? true),
-    ...(replicaAck === undefined ? {} : { replicaAck }),
-    acceptEvictionRisk: validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false),
-  };
-}
-/** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
-export const SUBSCRIPTION_LINGER = 2000;
-/** The least a key's line of waiting processes lives after it starts (waits longer than this set it longer). */
-const LINE_TTL = 60_000;
 /** How many resources' key names a store remembers (see keysOf). */
 const RECENT_KEYS = 4096;
-/** How long verify() waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
-const CLUSTER_READY_TIMEOUT = 10_000;
 
 /**
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
@@ -176,7 +85,8 @@ export class RedisLockStore implements LockStore {
     const notices = settings.releaseNotices;
     this.publishCommand = notices ? (cluster ? 'SPUBLISH' : 'PUBLISH') : '';
     if (notices) {
-      this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), cluster, {
+      this.subscriber = new ReleaseSubscriber(() => subscriberClient(this.client), {
+        sharded: cluster,
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
         handoffWindow: this.handoffWindow,
@@ -189,9 +99,9 @@ export class RedisLockStore implements LockStore {
     const keys = this.keysOf(request.key);
     const { waiting } = request;
     // the line serves hand-offs: with the window off, or without notices to call the next in line, stay out
-    const line = !waiting || !this.usesLine ? '0' : waiting.again ? '2' : '1';
+    const line = this.usesLine ? lineModeOf(waiting) : LINE_MODE.stayOut;
     // the common case first: a free key, no fence, no place in the line to give up, is one plain SET NX PX
-    if (!request.fencing && line !== '2') {
+    if (!request.fencing && line !== LINE_MODE.leaveWhenGranted) {
       const value = leaseValue(request.token, request.holder);
       const granted = await this.run('acquire', request.key, keys, () =>
         this.client.set(keys.lock, value, 'PX', request.ttl, 'NX'),
@@ -203,12 +113,12 @@ export class RedisLockStore implements LockStore {
     }
     // a waiter in the line leaves its request there, so that a release can grant it the lease directly
     const offer =
-      line !== '0' && waiting?.next === true && this.grantsToWaiters
+      line !== LINE_MODE.stayOut && waiting?.next === true && this.grantsToWaiters
         ? this.direct.offer(request.key, request.token, request.ttl, performance.now())
         : undefined;
     const args = acquireArgs(request, this.owner, {
       line,
-      lineTtl: Math.max(LINE_TTL, Math.ceil(waiting?.ttl ?? 0)),
+      lineTtl: lineTtlOf(waiting),
       // a waiter that hears release notices marks the lease, so that its release sends one
       marks: waiting !== undefined && this.subscriber !== undefined,
       ...(offer === undefined ? {} : { offer }),
@@ -238,7 +148,7 @@ export class RedisLockStore implements LockStore {
 
   /** The channel this store's waiters of a key listen on: its own in the line, else the key's. */
   private noticesOf(keys: ResourceKeys): string {
-    return this.grantsToWaiters ? `${keys.channel}:${this.owner}` : keys.channel;
+    return this.grantsToWaiters ? ownChannel(keys.channel, this.owner) : keys.channel;
   }
 
   /** A release granted version `version` to one of our waiters: wake them, or give it back if none will take it. */
@@ -284,8 +194,8 @@ export class RedisLockStore implements LockStore {
     const keys = this.keysOf(key);
     // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
     // lingering after a wait, and must not hold the key back from us
-    const ownListeners = this.usesLine ? Number.MAX_SAFE_INTEGER : this.subscriber?.isListening(keys.channel) ? 1 : 0;
-    const args = [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
+    const ownListeners = this.usesLine ? UNCOUNTED_LISTENERS : this.subscriber?.isListening(keys.channel) ? 1 : 0;
+    const args = releaseArgs(token, { ...this.releaseCall(keys), ownListeners });
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, RELEASE, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
@@ -300,17 +210,7 @@ export class RedisLockStore implements LockStore {
     if (this.replicaAck || !this.usesLine || this.subscriber?.watchers(this.noticesOf(keys)) !== 1) {
       return { released: await this.release(key, token), handedOver: false };
     }
-    const args = [
-      token,
-      keys.channel,
-      this.publishCommand,
-      this.owner,
-      this.handoffWindow,
-      next.token,
-      next.ttl,
-      next.fencing ? '1' : '0',
-      next.holder ?? '',
-    ];
+    const args = handOverArgs(token, this.releaseCall(keys), next);
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
@@ -322,14 +222,22 @@ export class RedisLockStore implements LockStore {
     return next.fencing ? { released: true, handedOver: true, fence } : { released: true, handedOver: true };
   }
 
+  /** How this store's releases of `keys` tell the waiters, but for its own listeners. */
+  private releaseCall(keys: ResourceKeys): Omit<ReleaseCall, 'ownListeners'> {
+    return {
+      channel: keys.channel,
+      publish: this.publishCommand,
+      owner: this.owner,
+      handoffWindow: this.handoffWindow,
+    };
+  }
+
   async leaveLine(key: string): Promise<void> {
     if (!this.usesLine || this.closed) return;
     const keys = this.keysOf(key);
-    await this.run('leave the line of', key, keys, async () => {
-      const replies =
-        (await this.client.pipeline().lrem(keys.line, 0, this.owner).hdel(keys.offers, this.owner).exec()) ?? [];
-      for (const [error] of replies) if (error) throw error;
-    });
+    await this.run('leave the line of', key, keys, async () =>
+      pipelineValues(await this.client.pipeline().lrem(keys.line, 0, this.owner).hdel(keys.offers, this.owner).exec()),
+    );
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
@@ -345,7 +253,10 @@ export class RedisLockStore implements LockStore {
     if (renewals.length === 0) return [];
     const outcomes: Array<boolean | Error> = [];
     // a Cluster pipeline may only hold keys of slots that one node serves: one batch per node
-    const groups = this.groupByNode(renewals.map((renewal) => this.keysOf(renewal.key).lock));
+    const groups = groupByNode(
+      this.client,
+      renewals.map((renewal) => this.keysOf(renewal.key).lock),
+    );
     await Promise.all(
       groups.map(async (group) => {
         const results = await this.extendBatch(group.map((index) => renewals[index]));
@@ -357,13 +268,9 @@ export class RedisLockStore implements LockStore {
 
   async inspect(key: string): Promise<LockState> {
     const keys = this.keysOf(key);
-    const replies = await this.run('inspect', key, keys, async () => {
-      const results = await this.client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec();
-      return (results ?? []).map(([error, value]) => {
-        if (error) throw error;
-        return value;
-      });
-    });
+    const replies = await this.run('inspect', key, keys, async () =>
+      pipelineValues(await this.client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).exec()),
+    );
     const [current, pttl, fence] = replies as [string | null, number, string | null];
     const stored = readStoredLease(current);
     const held = stored?.lease === true;
@@ -386,132 +293,20 @@ export class RedisLockStore implements LockStore {
   }
 
   /**
-   * Checks that the store can work: loads every script (proving the connection and the user's right to
-   * run scripts), then reads each server's `maxmemory` and `maxmemory-policy`. On a Cluster it does so on
-   * every master, after a PING, naming the node that fails; replicas are not checked (a promoted replica is
-   * sent the script again on its first NOSCRIPT).
-   * @returns a warning for a server that may evict leases when `acceptEvictionRisk` is set, and one for the
-   * servers whose policy could not be read (CONFIG GET refused)
+   * Checks that the store can work: its scripts load, and no server may evict leases (redis-checks.ts).
    * @throws LockConfigurationError naming each server that may evict leases, its policy and the fix
    * @throws LockStoreError naming the missing permission or the node that does not answer
    */
   async verify(): Promise<LockStoreVerification> {
-    const checks: EvictionCheck[] = [];
-    if (!isCluster(this.client)) {
-      await this.verifyServer(this.client);
-      checks.push(await checkEviction(this.client, labelOfServer(this.client)));
-    } else {
-      for (const master of await this.masters(this.client)) {
-        const address = `${master.options.host}:${master.options.port}`;
-        try {
-          await master.ping();
-        } catch (error) {
-          const reason = describeConnectionFailure(error, master.options.commandTimeout) ?? message(error);
-          throw new LockStoreError('reach', undefined, error, `master ${address} does not answer PING (${reason})`);
-        }
-        await this.verifyNode(master, ` on master ${address}`);
-        checks.push(await checkEviction(master, `master ${address}`));
-      }
-    }
-    return { warnings: judgeEviction(checks, this.acceptEvictionRisk) };
+    return verifyRedis(this.client, { acceptEvictionRisk: this.acceptEvictionRisk, connection: this.connection });
   }
 
   /**
-   * Loads the scripts on a single server; when it cannot be reached, says which one (`host:port`, never
-   * credentials) and why (`ECONNREFUSED`, a timeout, `NOAUTH`, `WRONGPASS`), which ioredis reports only
-   * through its `error` events.
-   */
-  private async verifyServer(client: Redis): Promise<void> {
-    // on a client of yours, listen only while checking: a listener of ours would silence ioredis' own warning
-    const connection = this.connection ?? new ConnectionWatch(client);
-    try {
-      await this.verifyNode(client, ` on ${labelOfServer(client)}`, connection);
-    } finally {
-      if (connection !== this.connection) connection.stop();
-    }
-  }
-
-  private async verifyNode(node: Redis, where: string, connection?: ConnectionWatch): Promise<void> {
-    for (const script of ALL_SCRIPTS) {
-      try {
-        await node.script('LOAD', script.lua);
-      } catch (error) {
-        const cause = connection?.causeOf(error) ?? error;
-        const unreachable = describeConnectionFailure(cause, node.options.commandTimeout);
-        if (unreachable !== undefined) {
-          throw new LockStoreError(
-            `reach Redis at ${labelOfServer(node)}`,
-            undefined,
-            withoutArguments(cause),
-            unreachable,
-          );
-        }
-        const detail = /NOPERM/.test(message(error))
-          ? `the Redis user may not run scripts${where} (${message(error)}); grant it +evalsha +eval +script|load, or +@scripting`
-          : `${message(error)}${where}`;
-        throw new LockStoreError('load its Lua scripts', undefined, withoutArguments(error), detail);
-      }
-    }
-  }
-
-  /**
-   * Asks every server (each master of a Cluster) which of the scripts it has cached, in one round trip
-   * each, and loads the missing ones again, so the next lock operation needs no resend.
+   * Checks that every server (each master of a Cluster) has the scripts cached, and loads the missing ones.
    * @throws LockStoreError when a server does not answer or may not load scripts
    */
   async health(): Promise<LockStoreHealth> {
-    const nodes = isCluster(this.client) ? this.client.nodes('master') : [this.client];
-    let reloaded = 0;
-    try {
-      for (const node of nodes) {
-        const cached = (await node.script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))) as number[];
-        for (const [index, script] of ALL_SCRIPTS.entries()) {
-          if (cached[index] === 1) continue;
-          await node.script('LOAD', script.lua);
-          reloaded++;
-        }
-      }
-    } catch (error) {
-      const detail = /NOPERM/.test(message(error))
-        ? `the Redis user may not check or load scripts (${message(error)}); grant it +script|exists +script|load`
-        : message(error);
-      throw new LockStoreError('check its health', undefined, withoutArguments(error), detail);
-    }
-    return { scriptsLoaded: true, ...(reloaded > 0 ? { scriptsReloaded: reloaded } : {}) };
-  }
-
-  /** The masters of a Cluster once the client knows them; a client that never connects fails in bounded time. */
-  private async masters(cluster: Cluster): Promise<Redis[]> {
-    let timer: NodeJS.Timeout | undefined;
-    let lastError: unknown;
-    // the client reports why it cannot connect only through 'error' events (e.g. a server without cluster mode)
-    const onError = (error: unknown): void => {
-      lastError = error;
-    };
-    cluster.on('error', onError);
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        // ioredis' "Failed to refresh slots cache" carries the node's own answer in lastNodeError
-        const cause = (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError;
-        const reason =
-          lastError === undefined ? '' : `; last error: ${message(lastError)}${cause ? ` (${message(cause)})` : ''}`;
-        reject(new Error(`not ready within ${CLUSTER_READY_TIMEOUT} ms (status ${cluster.status}${reason})`));
-      }, CLUSTER_READY_TIMEOUT);
-    });
-    try {
-      // a command waits in the client's offline queue until it has learnt the slots
-      await Promise.race([cluster.ping(), timeout]);
-    } catch (error) {
-      throw new LockStoreError('reach', undefined, error, `Redis Cluster unreachable: ${message(error)}`);
-    } finally {
-      clearTimeout(timer);
-      cluster.off('error', onError);
-    }
-    const masters = cluster.nodes('master');
-    if (masters.length === 0) {
-      throw new LockStoreError('reach', undefined, undefined, 'the Cluster client knows no master node');
-    }
-    return masters;
+    return redisHealth(this.client);
   }
 
   async close(): Promise<void> {
@@ -539,13 +334,13 @@ export class RedisLockStore implements LockStore {
         ? await runScriptBatch(this.client, EXTEND, calls)
         : await extendOnOneServer(this.client, calls);
     } catch (error) {
-      const failure = new LockStoreError('renew', undefined, withoutArguments(error));
+      const failure = redisStoreError('renew', undefined, error);
       return renewals.map(() => failure);
     }
     const outcomes = await Promise.all(
       replies.map((reply, index) =>
         reply instanceof Error
-          ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
+          ? this.failure('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
           : reply === 1,
       ),
     );
@@ -570,12 +365,12 @@ export class RedisLockStore implements LockStore {
     if (outcome && outcome.acknowledged >= ack.replicas && outcome.holders[0] === request.token) return;
     await this.release(request.key, request.token).catch(() => undefined);
     const detail = !outcome
-      ? `could not confirm the grant with its replicas (${message(failure)}); it was released`
+      ? `could not confirm the grant with its replicas (${errorMessage(failure)}); it was released`
       : outcome.holders[0] !== request.token
         ? 'the lease was gone from its master right after the grant (a failover?); it was not granted'
         : `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the grant within ${ack.timeout} ms ` +
           '(option replicaAck); it was released, since a failover now could hand the lock to a second holder';
-    throw new LockStoreError('acquire', request.key, withoutArguments(failure), detail);
+    throw redisStoreError('acquire', request.key, failure, detail);
   }
 
   /**
@@ -593,7 +388,7 @@ export class RedisLockStore implements LockStore {
       );
     } catch (error) {
       return Promise.all(
-        renewals.map((renewal) => this.storeError('renew', renewal.key, this.keysOf(renewal.key), error)),
+        renewals.map((renewal) => this.failure('renew', renewal.key, this.keysOf(renewal.key), error)),
       );
     }
     return renewals.map((renewal, index) => {
@@ -602,24 +397,8 @@ export class RedisLockStore implements LockStore {
       const detail =
         `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the renewal within ${ack.timeout} ms ` +
         '(option replicaAck); it does not count until they do';
-      return new LockStoreError('renew', renewal.key, undefined, detail);
+      return redisStoreError('renew', renewal.key, undefined, detail);
     });
-  }
-
-  /** Indexes of `keys` grouped by the node that serves their slot (all in one group on a single server). */
-  private groupByNode(keys: readonly string[]): number[][] {
-    if (!isCluster(this.client)) return [keys.map((_key, index) => index)];
-    const slots = this.client.slots;
-    const groups = new Map<string, number[]>();
-    keys.forEach((key, index) => {
-      const slot = keySlot(key);
-      // before the client has learnt the topology, each slot is its own group
-      const owner = slots[slot]?.join(';') ?? `slot ${slot}`;
-      const group = groups.get(owner);
-      if (group) group.push(index);
-      else groups.set(owner, [index]);
-    });
-    return [...groups.values()];
   }
 
   /** The names of a resource's keys, remembered for the keys used lately (a lock is taken and released, often again). */
@@ -637,79 +416,13 @@ export class RedisLockStore implements LockStore {
     try {
       return await command();
     } catch (error) {
-      throw await this.storeError(operation, key, keys, error);
+      throw await this.failure(operation, key, keys, error);
     }
   }
 
-  private async storeError(
-    operation: string,
-    key: string,
-    keys: ResourceKeys,
-    error: unknown,
-  ): Promise<LockStoreError> {
-    const detail = WRONG_TYPE.test(message(error)) ? await this.wrongTypeDetail(operation, keys) : undefined;
-    return new LockStoreError(operation, key, withoutArguments(error), detail);
+  /** The LockStoreError of `operation`, naming the key of another type when Redis refused one (WRONGTYPE). */
+  private async failure(operation: string, key: string, keys: ResourceKeys, error: unknown): Promise<LockStoreError> {
+    const detail = isWrongType(error) ? await describeWrongType(this.client, operation, keys) : undefined;
+    return redisStoreError(operation, key, error, detail);
   }
-
-  /**
-   * Which key of the resource holds another type of value than the one the store keeps there, asked with
-   * `TYPE` (Redis does not say which key a WRONGTYPE is about), for a message that names exactly that key.
-   */
-  private async wrongTypeDetail(operation: string, keys: ResourceKeys): Promise<string> {
-    const touched = KEYS_TOUCHED[operation] ?? (Object.keys(KEY_TYPES) as Array<keyof typeof KEY_TYPES>);
-    const advice = 'another part of the application uses this name: change keyPrefix or the key';
-    try {
-      const pipeline = this.client.pipeline();
-      for (const field of touched) pipeline.type(keys[field]);
-      const types = ((await pipeline.exec()) ?? []).map(([failure, type]) => (failure ? undefined : type));
-      const wrong = touched
-        .map((field, index) => ({ name: keys[field], type: types[index], expected: KEY_TYPES[field] }))
-        .filter(({ type, expected }) => type !== undefined && type !== 'none' && type !== expected);
-      if (wrong.length > 0) {
-        const described = wrong.map(
-          ({ name, type, expected }) =>
-            `Redis key ${quoted(name)} holds another type of value (a ${type}, where the store keeps a ${expected})`,
-        );
-        return `${described.join('; ')}; ${advice}`;
-      }
-    } catch {
-      // the probe failed too: fall back to naming every key the operation touched
-    }
-    return `one of the Redis keys ${touched.map((field) => quoted(keys[field])).join(', ')} holds another type of value than a lock's; ${advice}`;
-  }
-}
-
-/**
- * ioredis attaches the failed command to its errors, arguments included; ours carry the lease token, and
- * a failed AUTH carries the password, which would reach every log that prints the LockStoreError with its
- * `cause`. Keeps the command name.
- */
-function withoutArguments(error: unknown): unknown {
-  const command = error instanceof Error ? (error as { command?: unknown }).command : undefined;
-  if (typeof command === 'object' && command !== null) {
-    (error as { command: unknown }).command = { name: (command as { name?: unknown }).name };
-  }
-  return error;
-}
-
-/**
- * The subscriber's own client, with the same nodes and options as the store's. ioredis routes SSUBSCRIBE
- * to the master of the channel's slot only with `shardedSubscribers` (one connection per master); without
- * it every SSUBSCRIBE goes to one random node and fails with MOVED for two slots in three.
- */
-function subscriberClient(client: Redis | Cluster): Redis | Cluster {
-  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function commandTimeoutOf(client: Redis | Cluster): number | undefined {
-  const options = isCluster(client) ? client.options.redisOptions : client.options;
-  return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
-}
-
-function isCluster(client: Redis | Cluster): client is Cluster {
-  return (client as { isCluster?: boolean }).isCluster === true;
 }

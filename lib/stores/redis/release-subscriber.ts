@@ -2,14 +2,12 @@ import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
+import { readNotice } from './waiting-line.js';
 
 type Client = Redis | Cluster;
 
-/**
- * A notice that reserves the key for one process (see RELEASE in scripts.ts): its owner id, and the owner id
- * of the process standing after it in the line, if any. Any other notice is for every waiter.
- */
-const RESERVATION = /^([0-9a-f]{16})(?: ([0-9a-f]{16}))?$/;
+/** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
+export const SUBSCRIPTION_LINGER = 2000;
 
 interface Channel {
   readonly watches: Set<NotifiableWatch>;
@@ -24,8 +22,10 @@ interface Channel {
   idle?: NodeJS.Timeout;
 }
 
-/** How a {@link ReleaseSubscriber} reads the notices it hears. */
+/** How a {@link ReleaseSubscriber} listens, and how it reads the notices it hears (waiting-line.ts). */
 export interface ReleaseSubscriberOptions {
+  /** Use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE. @default false */
+  readonly sharded?: boolean;
   /**
    * The store's owner id: a notice that names another owner (the key is reserved for that process, first in
    * the line) wakes nobody here; `*` (or anything else unnamed) wakes every waiter.
@@ -49,9 +49,6 @@ export interface ReleaseSubscriberOptions {
   readonly onGrant?: (version: number, fence: number) => boolean;
 }
 
-/** A direct grant's notice: the version of the request it granted and the fence. */
-const GRANT = /^=(\d+) (\d+)$/;
-
 /**
  * One subscriber connection per store, shared by every waiter of every key (on a Cluster: one client
  * whose sharded subscribers keep a connection to each master). Channels are counted by the watches on
@@ -65,16 +62,18 @@ export class ReleaseSubscriber {
   /** Which master served each slot when the subscriptions were last known to be in place (Cluster only). */
   private topology?: string;
 
+  private readonly sharded: boolean;
+
   /**
    * @param connect opens the dedicated subscriber connection (owned and closed by this class); for a
    *   Cluster it must have ioredis' `shardedSubscribers` on, or SSUBSCRIBE goes to one random node
-   * @param sharded use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE
    */
   constructor(
     private readonly connect: () => Client,
-    readonly sharded: boolean,
     private readonly options: ReleaseSubscriberOptions = {},
-  ) {}
+  ) {
+    this.sharded = options.sharded ?? false;
+  }
 
   /** Whether this process currently listens on `channel` (so the releaser can discount itself). */
   isListening(channel: string): boolean {
@@ -138,21 +137,16 @@ export class ReleaseSubscriber {
   private hear(entry: Channel, message: string): void {
     clearTimeout(entry.relook);
     entry.relook = undefined;
-    const grant = GRANT.exec(message);
-    if (grant) {
-      if (this.options.onGrant?.(Number(grant[1]), Number(grant[2]))) {
+    const notice = readNotice(message);
+    if (notice.kind === 'granted') {
+      if (this.options.onGrant?.(notice.version, notice.fence)) {
         entry.lastNotice = performance.now();
         this.wake(entry);
       }
       return;
     }
-    const reservation = RESERVATION.exec(message);
-    if (reservation && reservation[1] !== this.options.owner) {
-      if (
-        reservation[2] !== undefined &&
-        reservation[2] === this.options.owner &&
-        (this.options.handoffWindow ?? 0) > 0
-      ) {
+    if (notice.kind === 'reserved' && notice.owner !== this.options.owner) {
+      if (notice.next !== undefined && notice.next === this.options.owner && (this.options.handoffWindow ?? 0) > 0) {
         entry.relook = setTimeout(() => this.wake(entry), (this.options.handoffWindow ?? 0) + 1);
         entry.relook.unref();
       }

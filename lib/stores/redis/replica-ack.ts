@@ -4,6 +4,7 @@ import { toMilliseconds, type Duration } from '../../utils/duration.js';
 import { checkOptionNames, REPLICA_ACK_OPTIONS } from '../../options/option-names.js';
 import { validateInteger } from '../../options/validate-options.js';
 import { readStoredLease } from './lease-value.js';
+import { pipelineValues } from './store-error.js';
 
 /**
  * Replica acknowledgement of lease writes (Redis `WAIT`): a grant or renewal counts only once this many
@@ -72,11 +73,7 @@ export async function awaitReplicas(
   // WAIT has no key: in a Cluster pipeline it goes where the keys of the commands after it route the pipeline
   const pipeline = client.pipeline().call('WAIT', ack.replicas, ack.timeout);
   for (const lock of locks) pipeline.get(lock);
-  const replies = (await pipeline.exec()) ?? [];
-  const values = replies.map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
+  const values = pipelineValues(await pipeline.exec());
   const holders = (values.slice(1) as Array<string | null>).map((value) => {
     const stored = readStoredLease(value);
     return stored?.lease ? stored.token : null;

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { LuaScript } from './scripts.js';
+import type { LuaScript } from './scripts/lua-script.js';
 
 type Client = Redis | Cluster;
 type Reply = unknown;

@@ -4,7 +4,7 @@ import type { ResourceKeys } from '../redis/resource-keys.js';
 import { readStoredLease } from '../redis/lease-value.js';
 import { sendToAll } from './quorum-round.js';
 import { runScriptBatch, type ScriptCall } from '../redis/script-runner.js';
-import { REGRANT } from '../redis/scripts.js';
+import { REGRANT } from '../redis/scripts/regrant.script.js';
 
 /** A lease that a renewal round extended on a quorum, and the nodes that answered it was missing there. */
 export interface LostCopies {

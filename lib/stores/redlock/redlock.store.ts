@@ -32,11 +32,12 @@ import {
   type RedlockNode,
 } from './redlock-nodes.js';
 import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis.store.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { extendOnOneServer } from '../redis/extend-on-one-server.js';
 import { runScript } from '../redis/script-runner.js';
-import { ACQUIRE, acquireArgs, ALL_SCRIPTS, RAISE_FENCE, RELEASE } from '../redis/scripts.js';
+import { ACQUIRE, acquireArgs, ALL_SCRIPTS, RAISE_FENCE, RELEASE, releaseArgs } from '../redis/scripts/index.js';
+import { LINE_MODE } from '../redis/waiting-line.js';
 
 export type { RedlockNode } from './redlock-nodes.js';
 
@@ -197,7 +198,7 @@ export class RedlockStore implements LockStore {
     if (notices) {
       // a subscriber connects on its first watch, which runs after `connected`
       this.subscribers = checked.map(
-        (_, index) => new ReleaseSubscriber(() => (this.nodes as ConnectedNode[])[index].client.duplicate(), false),
+        (_, index) => new ReleaseSubscriber(() => (this.nodes as ConnectedNode[])[index].client.duplicate()),
       );
     }
   }
@@ -206,7 +207,7 @@ export class RedlockStore implements LockStore {
     const keys = this.keysOf(request.key);
     // no line of waiters: each node would keep its own, and reservations split across them reach no quorum
     const args = acquireArgs(request, this.owner, {
-      line: '0',
+      line: LINE_MODE.stayOut,
       lineTtl: 0,
       marks: request.waiting !== undefined && this.subscribers !== undefined,
     });
@@ -438,7 +439,13 @@ export class RedlockStore implements LockStore {
 
   private releaseArgs(keys: ResourceKeys, token: string, index: number): Array<string | number> {
     const ownListeners = this.subscribers?.[index].isListening(keys.channel) ? 1 : 0;
-    return [token, keys.channel, this.publishCommand, this.owner, this.handoffWindow, ownListeners];
+    return releaseArgs(token, {
+      channel: keys.channel,
+      publish: this.publishCommand,
+      owner: this.owner,
+      handoffWindow: this.handoffWindow,
+      ownListeners,
+    });
   }
 
   /**
@@ -454,7 +461,13 @@ export class RedlockStore implements LockStore {
         client,
         RELEASE,
         [keys.lock, keys.fence, keys.line, keys.offers],
-        [token, keys.channel, '', this.owner, 0, 0],
+        releaseArgs(token, {
+          channel: keys.channel,
+          publish: '',
+          owner: this.owner,
+          handoffWindow: 0,
+          ownListeners: 0,
+        }),
       ),
     );
   }

@@ -1,0 +1,27 @@
+import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js';
+
+/**
+ * Gives up a waiting place; the places it held back are called in the same step.
+ *
+ * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock (permit.lua.ts says what each holds).
+ * ARGV: 1 token; 2 hand-off window ms; 3 publish command ('PUBLISH', 'SPUBLISH' or ''); 4 channel.
+ * Returns 1.
+ */
+export const PERMIT_LEAVE_LINE = permitScript(
+  'permit-leave-line',
+  `
+local token, window, publish, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+prunePermits()
+redis.call('ZREM', lineKey, token)
+redis.call('HDEL', infoKey, 'q:' .. token)
+local places = liveLine()
+notify(callLine(places, limitOf(redis.call('HGET', infoKey, 'shape')), window, mutexHeld), publish, channel, '')
+keepAlive(places)
+return 1
+`,
+);
+
+/** The ARGV of {@link PERMIT_LEAVE_LINE} for `token`, in the order the script reads them. */
+export function permitLeaveLineArgs(token: string, notices: PermitNotices): Array<string | number> {
+  return [token, ...noticeArgs(notices)];
+}

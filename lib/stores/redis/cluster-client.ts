@@ -1,0 +1,77 @@
+import type { Cluster, Redis } from 'ioredis';
+import { raceDeadline } from '../../utils/deadline.js';
+import { keySlot } from '../../utils/key-slot.js';
+import { errorMessage, redisStoreError } from './store-error.js';
+
+/** How long a check waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
+const CLUSTER_READY_TIMEOUT = 10_000;
+
+/** Whether the client is an ioredis `Cluster` (every command then routes by its keys' hash slot). */
+export function isCluster(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+/** The client's `commandTimeout` in ms, when it has one (a Cluster's is in its `redisOptions`). */
+export function commandTimeoutOf(client: Redis | Cluster): number | undefined {
+  const options = isCluster(client) ? client.options.redisOptions : client.options;
+  return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
+}
+
+/**
+ * A subscriber's own client, with the same nodes and options as `client`. ioredis routes SSUBSCRIBE to the
+ * master of the channel's slot only with `shardedSubscribers` (one connection per master); without it every
+ * SSUBSCRIBE goes to one random node and fails with MOVED for two slots in three.
+ */
+export function subscriberClient(client: Redis | Cluster): Redis | Cluster {
+  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+}
+
+/**
+ * The masters of a Cluster once the client knows them; a client that never connects fails in bounded time.
+ * @throws LockStoreError saying the Cluster is unreachable, with the client's last error, or knows no master
+ */
+export async function clusterMasters(cluster: Cluster): Promise<Redis[]> {
+  let lastError: unknown;
+  // the client reports why it cannot connect only through 'error' events (e.g. a server without cluster mode)
+  const onError = (error: unknown): void => {
+    lastError = error;
+  };
+  cluster.on('error', onError);
+  try {
+    // a command waits in the client's offline queue until it has learnt the slots
+    await raceDeadline(cluster.ping(), CLUSTER_READY_TIMEOUT, () => {
+      // ioredis' "Failed to refresh slots cache" carries the node's own answer in lastNodeError
+      const cause = (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+      const reason =
+        lastError === undefined
+          ? ''
+          : `; last error: ${errorMessage(lastError)}${cause ? ` (${errorMessage(cause)})` : ''}`;
+      throw new Error(`not ready within ${CLUSTER_READY_TIMEOUT} ms (status ${cluster.status}${reason})`);
+    });
+  } catch (error) {
+    throw redisStoreError('reach', undefined, error, `Redis Cluster unreachable: ${errorMessage(error)}`);
+  } finally {
+    cluster.off('error', onError);
+  }
+  const masters = cluster.nodes('master');
+  if (masters.length === 0) {
+    throw redisStoreError('reach', undefined, undefined, 'the Cluster client knows no master node');
+  }
+  return masters;
+}
+
+/** Indexes of `keys` grouped by the node that serves their slot (all in one group on a single server). */
+export function groupByNode(client: Redis | Cluster, keys: readonly string[]): number[][] {
+  if (!isCluster(client)) return [keys.map((_key, index) => index)];
+  const slots = client.slots;
+  const groups = new Map<string, number[]>();
+  keys.forEach((key, index) => {
+    const slot = keySlot(key);
+    // before the client has learnt the topology, each slot is its own group
+    const owner = slots[slot]?.join(';') ?? `slot ${slot}`;
+    const group = groups.get(owner);
+    if (group) group.push(index);
+    else groups.set(owner, [index]);
+  });
+  return [...groups.values()];
+}

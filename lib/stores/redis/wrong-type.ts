@@ -1,0 +1,54 @@
+import type { Cluster, Redis } from 'ioredis';
+import { quoted } from '../../utils/printable.js';
+import type { ResourceKeys } from './resource-keys.js';
+
+/** The type of value each key of a resource holds, as Redis `TYPE` names it. */
+const KEY_TYPES: Readonly<Record<Exclude<keyof ResourceKeys, 'channel'>, string>> = {
+  lock: 'string',
+  fence: 'string',
+  line: 'list',
+  offers: 'hash',
+};
+
+/** The keys each operation's commands touch: where a WRONGTYPE can come from. */
+const KEYS_TOUCHED: Readonly<Record<string, ReadonlyArray<keyof typeof KEY_TYPES>>> = {
+  acquire: ['lock', 'fence', 'line', 'offers'],
+  // a release may be a hand-over, which grants the next lease (and fence) in the same script
+  release: ['lock', 'fence', 'line', 'offers'],
+  'leave the line of': ['line', 'offers'],
+  extend: ['lock'],
+  renew: ['lock'],
+  inspect: ['lock', 'fence'],
+};
+
+/**
+ * Which key of the resource holds another type of value than the one the store keeps there, asked with
+ * `TYPE` (Redis does not say which key a WRONGTYPE is about), for a message that names exactly that key.
+ * @param operation the one that met the WRONGTYPE, as its LockStoreError names it
+ */
+export async function describeWrongType(
+  client: Redis | Cluster,
+  operation: string,
+  keys: ResourceKeys,
+): Promise<string> {
+  const touched = KEYS_TOUCHED[operation] ?? (Object.keys(KEY_TYPES) as Array<keyof typeof KEY_TYPES>);
+  const advice = 'another part of the application uses this name: change keyPrefix or the key';
+  try {
+    const pipeline = client.pipeline();
+    for (const field of touched) pipeline.type(keys[field]);
+    const types = ((await pipeline.exec()) ?? []).map(([failure, type]) => (failure ? undefined : type));
+    const wrong = touched
+      .map((field, index) => ({ name: keys[field], type: types[index], expected: KEY_TYPES[field] }))
+      .filter(({ type, expected }) => type !== undefined && type !== 'none' && type !== expected);
+    if (wrong.length > 0) {
+      const described = wrong.map(
+        ({ name, type, expected }) =>
+          `Redis key ${quoted(name)} holds another type of value (a ${type}, where the store keeps a ${expected})`,
+      );
+      return `${described.join('; ')}; ${advice}`;
+    }
+  } catch {
+    // the probe failed too: fall back to naming every key the operation touched
+  }
+  return `one of the Redis keys ${touched.map((field) => quoted(keys[field])).join(', ')} holds another type of value than a lock's; ${advice}`;
+}
