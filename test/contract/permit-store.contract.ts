@@ -111,12 +111,86 @@ export function describePermitContract(kind: PermitStoreKind, processes: boolean
       60_000,
     );
 
+    it('never lets a mutex lease in beside permits, nor a permit beside one, counted inside each section', async () => {
+      const report = await runSections({
+        store: pair.store,
+        key: 'mixed-sections',
+        shape: { limit: 3 },
+        workers: 6,
+        sectionsPerWorker: 15,
+        count: pair.count,
+        mutex: { store: pair.mutex, share: 0.25 },
+      });
+      expect(report).toMatchObject({ sections: 90, violations: 0 });
+    });
+
+    acrossProcesses(
+      'never lets a mutex lease in beside permits, nor a permit beside one, across three processes',
+      async () => {
+        const reports = await runChildren(pair, 'mixed-across', { limit: 3 }, 0, 0.25);
+        expect(reports.reduce((sum, report) => sum + report.sections, 0)).toBe(3 * 3 * 20);
+        expect(reports.map((report) => report.violations)).toEqual([0, 0, 0]);
+      },
+      60_000,
+    );
+
+    it('refuses a mutex lease while a permit lives, telling when the last permit ends', async () => {
+      const short = permit('guarded', { limit: 2 }, { ttl: 1000 });
+      const long = permit('guarded', { limit: 2 }, { ttl: 4000 });
+      await pair.store.acquire(short);
+      await pair.other.acquire(long);
+      const token = newToken();
+      const refused = await pair.mutex.acquire({ key: 'guarded', token, ttl: 5000, fencing: false });
+      expect(refused).toEqual({ acquired: false, remainingTtl: expect.any(Number) });
+      if (!refused.acquired) expect(refused.remainingTtl).toBeGreaterThan(2000);
+      // fenced (the script, not the plain SET NX) refuses it too
+      expect(await pair.mutex.acquire({ key: 'guarded', token, ttl: 5000, fencing: true })).toMatchObject({
+        acquired: false,
+      });
+      await pair.store.release('guarded', short.token);
+      expect(await pair.mutex.acquire({ key: 'guarded', token, ttl: 5000, fencing: false })).toMatchObject({
+        acquired: false,
+      });
+      await pair.other.release('guarded', long.token);
+      expect(await pair.mutex.acquire({ key: 'guarded', token, ttl: 5000, fencing: false })).toEqual({
+        acquired: true,
+      });
+      expect(await pair.store.acquire(permit('guarded', { limit: 2 }))).toMatchObject({ acquired: false });
+      await pair.mutex.release('guarded', token);
+    });
+
+    it('lets a waiting mutex caller hold new permits back, and calls it when the last permit ends', async () => {
+      const holder = permit('claimed', read);
+      await pair.store.acquire(holder);
+      const token = newToken();
+      const watch = await pair.mutex.watch('claimed');
+      try {
+        const waiting = { again: false, ttl: 5000 };
+        expect(await pair.mutex.acquire({ key: 'claimed', token, ttl: 5000, fencing: false, waiting })).toMatchObject({
+          acquired: false,
+        });
+        // readers keep coming: none of them overtakes the waiting mutex
+        expect(await pair.other.acquire(permit('claimed', read))).toMatchObject({ acquired: false });
+        await pair.store.release('claimed', holder.token);
+        expect(await watch.next(3000)).toBe(true);
+        const again = { again: true, ttl: 5000 };
+        expect(await pair.mutex.acquire({ key: 'claimed', token, ttl: 5000, fencing: false, waiting: again })).toEqual({
+          acquired: true,
+        });
+      } finally {
+        watch.close();
+      }
+      await pair.mutex.release('claimed', token);
+      expect(await pair.other.acquire(permit('claimed', read))).toEqual({ acquired: true });
+    });
+
     /** Runs three child processes of three workers with twenty sections each on `key`, started together. */
     async function runChildren(
       on: PermitStorePair,
       key: string,
       shape: { limit: number } | { readersWriter: true },
       writeShare: number,
+      mutexShare = 0,
     ): Promise<SectionsReport[]> {
       const env = {
         ...on.space,
@@ -124,6 +198,7 @@ export function describePermitContract(kind: PermitStoreKind, processes: boolean
         KEY: key,
         SHAPE: JSON.stringify(shape),
         WRITE_SHARE: String(writeShare),
+        ...(mutexShare > 0 ? { MUTEX_SHARE: String(mutexShare) } : {}),
         WORKERS: '3',
         SECTIONS: '20',
       } as Record<string, string>;

@@ -5,6 +5,8 @@ import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { MemoryPermitStore } from '../../lib/stores/permits/memory-permit-store.js';
 import { hasPermits, permitsOf } from '../../lib/stores/permits/permits-of.js';
 import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import { freePort } from '../support/redis-server.js';
 import { clusterPermitKind, memoryPermitKind, redisPermitKind } from '../support/permit-stores.js';
 import { clusterKind } from '../support/stores.js';
@@ -52,10 +54,22 @@ describe('stores without permits', () => {
     } finally {
       await etcd.close();
     }
-    expect(() => permitsOf(new MemoryLockStore(), { mode: 'write' })).toThrow(LockConfigurationError);
+    // a store of one's own (a LockStore) without permits
+    class OwnStore {}
+    expect(() => permitsOf(new OwnStore() as unknown as LockStore, { mode: 'write' })).toThrow(
+      /OwnStore cannot keep N-holder .*no `permits` property/,
+    );
   });
 
-  it('finds the permits of a store that offers them', () => {
+  it('finds the permits of a store that offers them: the memory and Redis stores, and one of your own', async () => {
+    const memory = new MemoryLockStore();
+    expect(permitsOf(memory, { limit: 2 })).toBe(memory.permits);
+    const redis = new RedisLockStore({
+      client: new Redis({ port: await freePort(), lazyConnect: true }),
+      ownsClient: true,
+    });
+    expect(permitsOf(redis, { mode: 'read' })).toBe(redis.permits);
+    await Promise.all([memory.close(), redis.close()]);
     const permits = new MemoryPermitStore();
     const store = Object.assign(new MemoryLockStore(), { permits });
     expect(hasPermits(store)).toBe(true);

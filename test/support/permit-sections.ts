@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PermitShape, PermitStore } from '../../lib/interfaces/permit-store.interface.js';
 import { newToken } from '../../lib/utils/token.js';
+import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
+import { waitForMutex } from './mutex-waiter.js';
 import { waitForPermit } from './permit-waiter.js';
 
 /** A run of locked sections by workers that contend for one key's permits. */
@@ -15,6 +17,8 @@ export interface SectionsPlan {
   readonly sectionsPerWorker: number;
   /** Counts in a place every process of the test sees; returns the count after. */
   readonly count: (name: string, by: number) => Promise<number>;
+  /** Mutex sections on the same key, of the lock store beside the permits: this share of the sections. */
+  readonly mutex?: { readonly store: LockStore; readonly share: number };
 }
 
 /** What the sections saw of each other, counted inside each section. */
@@ -28,16 +32,31 @@ export interface SectionsReport {
 
 /**
  * Runs the plan: each worker takes a permit (waiting in the line), counts itself in on entry, checks the
- * count against the shape, stays a few ms, counts itself out and releases.
+ * count against the shape, stays a few ms, counts itself out and releases. With `mutex`, some sections take
+ * a mutex lease of the key instead, and every section checks that the other kind is not inside.
  */
 export async function runSections(plan: SectionsPlan): Promise<SectionsReport> {
   let violations = 0;
   let mostInside = 0;
   let sections = 0;
+  const mutexSection = async (store: LockStore): Promise<void> => {
+    const token = newToken();
+    await waitForMutex(store, { key: plan.key, token, ttl: 10_000, fencing: true }, 20_000);
+    try {
+      const holders = await Promise.all(['inside', 'readers', 'writers'].map((name) => plan.count(name, 0)));
+      if ((await plan.count('mutex', 1)) > 1 || holders.some((count) => count > 0)) violations++;
+      await sleep(1 + Math.random() * 3);
+      await plan.count('mutex', -1);
+      sections++;
+    } finally {
+      await store.release(plan.key, token);
+    }
+  };
   const section = async (shape: PermitShape): Promise<void> => {
     const token = newToken();
     await waitForPermit(plan.store, { key: plan.key, token, ttl: 10_000, fencing: true, shape }, 20_000);
     try {
+      if (plan.mutex && (await plan.count('mutex', 0)) > 0) violations++;
       if ('limit' in shape) {
         const inside = await plan.count('inside', 1);
         if (inside > shape.limit) violations++;
@@ -60,6 +79,10 @@ export async function runSections(plan: SectionsPlan): Promise<SectionsReport> {
   };
   const worker = async (): Promise<void> => {
     for (let i = 0; i < plan.sectionsPerWorker; i++) {
+      if (plan.mutex && Math.random() < plan.mutex.share) {
+        await mutexSection(plan.mutex.store);
+        continue;
+      }
       const write = 'readersWriter' in plan.shape && Math.random() < (plan.writeShare ?? 0);
       await section('limit' in plan.shape ? { limit: plan.shape.limit } : { mode: write ? 'write' : 'read' });
     }

@@ -49,8 +49,13 @@ export const memoryPermitKind: PermitStoreKind = {
   name: 'MemoryPermitStore',
   async create(options = {}) {
     const mutex = new MemoryLockStore();
-    const fences = (mutex as unknown as { fences: Map<string, number> }).fences;
-    const store = new MemoryPermitStore({ mutex, fences, ...options });
+    // the store's own permits; another hand-off window needs a permit store of its own on the same leases
+    const inside = mutex as unknown as { fences: Map<string, number>; watches: { wake(key: string): void } };
+    const fences = inside.fences;
+    const store =
+      options.handoffWindow === undefined
+        ? mutex.permits
+        : new MemoryPermitStore({ mutex, fences, onMutexTurn: (key) => inside.watches.wake(key), ...options });
     const counters = new Map<string, number>();
     return {
       store,

@@ -10,6 +10,8 @@ import type {
 } from '../../interfaces/lock-store.interface.js';
 import { LocalWatches } from './local-watches.js';
 import { takeFence } from './memory-fences.js';
+import type { PermitCapable } from '../../interfaces/permit-store.interface.js';
+import { MemoryPermitStore } from '../permits/memory-permit-store.js';
 
 interface Lease {
   readonly token: string;
@@ -23,13 +25,24 @@ interface Lease {
  * A lock store inside one process: the same contract as the Redis store (TTL expiry, tokens, fences,
  * release notices), for tests and single-instance apps. Locks are not shared with other processes.
  */
-export class MemoryLockStore implements LockStore {
+export class MemoryLockStore implements LockStore, PermitCapable {
   private readonly leases = new Map<string, Lease>();
   private readonly fences = new Map<string, number>();
   private readonly watches = new LocalWatches();
+  /**
+   * Semaphores and readers-writer locks on the same keys and fences as this store's leases: a permit and a
+   * mutex lease never share a key.
+   */
+  readonly permits = new MemoryPermitStore({
+    mutex: this,
+    fences: this.fences,
+    onMutexTurn: (key) => this.watches.wake(key),
+  });
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const current = this.leases.get(request.key);
+    const permitsHold = current ? undefined : this.permits.permitsHold(request.key, request.waiting !== undefined);
+    if (permitsHold !== undefined) return { acquired: false, remainingTtl: permitsHold };
     if (current && current.token !== request.token) {
       return { acquired: false, remainingTtl: Math.max(0, Math.ceil(current.expiresAt - performance.now())) };
     }
@@ -38,6 +51,7 @@ export class MemoryLockStore implements LockStore {
       return request.fencing ? { acquired: true, fence: this.fences.get(request.key) ?? 0 } : { acquired: true };
     }
     this.setLease(request.key, request.token, request.ttl, request.holder);
+    this.permits.mutexGranted(request.key);
     if (!request.fencing) return { acquired: true };
     return { acquired: true, fence: takeFence(this.fences, request.key) };
   }
@@ -83,6 +97,7 @@ export class MemoryLockStore implements LockStore {
   async close(): Promise<void> {
     for (const lease of this.leases.values()) clearTimeout(lease.timer);
     this.leases.clear();
+    await this.permits.close();
     this.watches.wakeAll();
   }
 

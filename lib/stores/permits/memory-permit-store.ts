@@ -8,6 +8,7 @@ import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type Waiting
 import { checkPermitShape, inUseAs, modeCode, shapeText } from './permit-shape.js';
 import { limitOfShape, modeOfCode, permitState } from './permit-state.js';
 import { LocalWatches } from '../memory/local-watches.js';
+import { MutexFirst } from './mutex-first.js';
 import { takeFence } from '../memory/memory-fences.js';
 
 /** Options of {@link MemoryPermitStore}. */
@@ -17,6 +18,8 @@ export interface MemoryPermitStoreOptions {
    * the key. Without it, permits know of no mutex leases.
    */
   readonly mutex?: Pick<LockStore, 'inspect'>;
+  /** Wakes the mutex's waiters of a key whose permits a waiting mutex caller claimed, once they ended. */
+  readonly onMutexTurn?: (key: string) => void;
   /**
    * The fence counters to share with that store, so that fences grow across its leases and these permits.
    * @default a map of this store's own
@@ -45,6 +48,7 @@ export class MemoryPermitStore implements PermitStore {
   private readonly watches = new LocalWatches();
   private readonly fences: Map<string, number>;
   private readonly mutex?: Pick<LockStore, 'inspect'>;
+  private readonly mutexFirst: MutexFirst;
 
   /** @throws LockConfigurationError when `handoffWindow` is not a whole number of ms from 1 */
   constructor(options: MemoryPermitStoreOptions = {}) {
@@ -56,6 +60,7 @@ export class MemoryPermitStore implements PermitStore {
     );
     this.fences = options.fences ?? new Map();
     this.mutex = options.mutex;
+    this.mutexFirst = new MutexFirst(this.handoffWindow, options.onMutexTurn ?? (() => undefined));
   }
 
   async acquire(request: PermitRequest): Promise<PermitResult> {
@@ -167,11 +172,39 @@ export class MemoryPermitStore implements PermitStore {
     this.watches.wakeAll();
   }
 
-  /** The remaining ms of a mutex lease on `key`, `undefined` while none holds it. */
+  /**
+   * For how many ms live permits of `key` keep a mutex lease out (until the last of them ends), `undefined`
+   * when none lives. `claim`: the mutex caller waits, so that no new permit is granted meanwhile (MutexFirst).
+   */
+  permitsHold(key: string, claim: boolean): number | undefined {
+    const now = performance.now();
+    const last = this.lastPermitEnd(key, now);
+    if (last === undefined) return undefined;
+    if (claim) this.mutexFirst.claim(key);
+    return Math.max(1, Math.ceil(last - now));
+  }
+
+  /** A mutex lease of `key` was granted: a claim it made on the key's permits is spent. */
+  mutexGranted(key: string): void {
+    this.mutexFirst.served(key);
+  }
+
+  /** The remaining ms of what holds `key` against permits (a mutex lease, a mutex's claim), `undefined` for none. */
   private async mutexTtl(key: string): Promise<number | undefined> {
-    if (!this.mutex) return undefined;
-    const state = await this.mutex.inspect(key);
-    return state.held ? (state.remainingTtl ?? Number.MAX_SAFE_INTEGER) : undefined;
+    const lease = this.mutex && (await this.mutex.inspect(key));
+    const now = performance.now();
+    const claimed = this.mutexFirst.holdsFor(key, now, this.lastPermitEnd(key, now));
+    if (!lease?.held) return claimed;
+    return lease.remainingTtl ?? Number.MAX_SAFE_INTEGER;
+  }
+
+  /** When the last live permit of `key` ends (`performance.now()` time), `undefined` while none lives. */
+  private lastPermitEnd(key: string, now: number): number | undefined {
+    let last: number | undefined;
+    for (const permit of this.resources.get(key)?.permits.values() ?? []) {
+      if (permit.expiresAt > now && (last === undefined || permit.expiresAt > last)) last = permit.expiresAt;
+    }
+    return last;
   }
 
   /** The resource of `key`, its ended permits and places pruned; a new empty one when it has none. */
@@ -220,6 +253,7 @@ export class MemoryPermitStore implements PermitStore {
   private settle(key: string, resource: Resource, now: number): void {
     clearTimeout(resource.timer);
     resource.timer = undefined;
+    if (resource.permits.size === 0) this.mutexFirst.permitsEnded(key, now);
     const ends = [
       ...[...resource.permits.values()].map((permit) => permit.expiresAt),
       ...resource.line.map((place) => (place.reservedUntil > now ? place.reservedUntil : place.until)),

@@ -14,6 +14,8 @@ export interface PermitKeys {
   readonly lock: string;
   /** The resource's release channel, shared with its mutex leases. */
   readonly channel: string;
+  /** The mutex's line of waiting processes (redis/waiting-line.ts), told when the last permit ends. */
+  readonly mutexLine: string;
 }
 
 /**
@@ -29,10 +31,11 @@ export function permitKeys(prefix: string, key: string): PermitKeys {
     fence: resource.fence,
     lock: resource.lock,
     channel: resource.channel,
+    mutexLine: resource.line,
   };
 }
 
 /** The KEYS of every permit script, in their order. */
 export function permitScriptKeys(keys: PermitKeys): string[] {
-  return [keys.permits, keys.info, keys.line, keys.fence, keys.lock];
+  return [keys.permits, keys.info, keys.line, keys.fence, keys.lock, keys.mutexLine];
 }

@@ -1,9 +1,10 @@
-import { RESERVED_AGAINST, RESERVED_FOR, WAITED_FOR } from './waiting-line.js';
+import { PERMITS_GUARD, RESERVED_AGAINST, RESERVED_FOR, WAITED_FOR } from './waiting-line.js';
 
 /**
  * What a lock key holds in Redis (see scripts/lease.lua.ts): a lease is its token, then a newline and
  * the holder record when it has one, after a leading '!' once a waiter marked it; '>owner' and '~owner' are
- * hand-off reservations. Tokens are hex, so none of these can be mistaken for another.
+ * hand-off reservations, '#' the guard of live permits. Tokens are hex, so none of these can be mistaken for
+ * another.
  */
 export type StoredLease =
   | { readonly lease: true; readonly token: string; readonly holder?: string; readonly marked: boolean }
@@ -21,6 +22,8 @@ export function readStoredLease(value: string | null): StoredLease | undefined {
   if (first === RESERVED_FOR || first === RESERVED_AGAINST) return { lease: false };
   const marked = first === WAITED_FOR;
   const body = marked ? value.slice(1) : value;
+  // the key is held by permits, not by a mutex lease
+  if (body === PERMITS_GUARD) return { lease: false };
   const newline = body.indexOf('\n');
   if (newline < 0) return { lease: true, token: body, marked };
   return { lease: true, token: body.slice(0, newline), holder: body.slice(newline + 1), marked };

@@ -4,8 +4,13 @@ import { clusterMasters, isCluster } from './cluster-client.js';
 import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
 import { labelOfServer } from './node-label.js';
+import { PERMIT_SCRIPTS } from '../permits/scripts/index.js';
 import { ALL_SCRIPTS } from './scripts/index.js';
+import type { LuaScript } from './scripts/lua-script.js';
 import { errorMessage, redisStoreError } from './store-error.js';
+
+/** The scripts a Redis store runs: its leases' and its permits' (same keys, same servers). */
+export const STORE_SCRIPTS: readonly LuaScript[] = [...ALL_SCRIPTS, ...PERMIT_SCRIPTS];
 
 /** What {@link verifyRedis} needs to know of the store besides its client. */
 export interface RedisVerifyOptions {
@@ -16,7 +21,7 @@ export interface RedisVerifyOptions {
 }
 
 /**
- * Checks that a Redis store can work: loads every script (proving the connection and the user's right to
+ * Checks that a Redis store can work: loads every script (its permits' too) (proving the connection and the user's right to
  * run scripts), then reads each server's `maxmemory` and `maxmemory-policy`. On a Cluster it does so on
  * every master, after a PING, naming the node that fails; replicas are not checked (a promoted replica is
  * sent the script again on its first NOSCRIPT).
@@ -59,8 +64,8 @@ export async function redisHealth(client: Redis | Cluster): Promise<LockStoreHea
   let reloaded = 0;
   try {
     for (const node of nodes) {
-      const cached = (await node.script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))) as number[];
-      for (const [index, script] of ALL_SCRIPTS.entries()) {
+      const cached = (await node.script('EXISTS', ...STORE_SCRIPTS.map((script) => script.sha))) as number[];
+      for (const [index, script] of STORE_SCRIPTS.entries()) {
         if (cached[index] === 1) continue;
         await node.script('LOAD', script.lua);
         reloaded++;
@@ -92,7 +97,7 @@ async function verifyServer(client: Redis, watched: ConnectionWatch | undefined)
 
 /** Loads every script on `node`; `where` names it in messages, `connection` tells why it cannot be reached. */
 async function loadScripts(node: Redis, where: string, connection?: ConnectionWatch): Promise<void> {
-  for (const script of ALL_SCRIPTS) {
+  for (const script of STORE_SCRIPTS) {
     try {
       await node.script('LOAD', script.lua);
     } catch (error) {

@@ -22,6 +22,8 @@ import { commandTimeoutOf, groupByNode, isCluster, subscriberClient } from './cl
 import { ConnectionWatch } from './connection-failure.js';
 import { DirectGrants } from './direct-grants.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
+import type { PermitCapable } from '../../interfaces/permit-store.interface.js';
+import { RedisPermitStore } from '../permits/redis-permit-store.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
 import { awaitReplicas, type ReplicaAck, type ReplicaAckOutcome } from './replica-ack.js';
@@ -52,10 +54,15 @@ const RECENT_KEYS = 4096;
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
  * Every operation is one Lua script on one hash slot; no KEYS or SCAN is ever used.
  */
-export class RedisLockStore implements LockStore {
+export class RedisLockStore implements LockStore, PermitCapable {
   readonly client: Redis | Cluster;
   /** How long a contended release reserves the key for the process first in line, in ms. */
   readonly handoffWindow: number;
+  /**
+   * Semaphores and readers-writer locks on the same keys, fences and notices as this store's leases: a
+   * permit and a mutex lease never share a key (see permits/scripts/permit.lua.ts).
+   */
+  readonly permits: RedisPermitStore;
   private readonly prefix: string;
   private readonly owner = newOwnerId();
   private readonly subscriber?: ReleaseSubscriber;
@@ -93,6 +100,13 @@ export class RedisLockStore implements LockStore {
         onGrant: (version, fence) => this.grantArrived(version, fence),
       });
     }
+    this.permits = new RedisPermitStore({
+      client: this.client,
+      keyPrefix: this.prefix,
+      releaseNotices: notices,
+      // permits always go to their line in order: a window of at least 1 ms
+      handoffWindow: Math.max(1, this.handoffWindow),
+    });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -314,7 +328,7 @@ export class RedisLockStore implements LockStore {
     this.closed = true;
     // grants given back must reach the server before the connection goes
     await Promise.all(this.givingBack);
-    await this.subscriber?.close();
+    await Promise.all([this.subscriber?.close(), this.permits.close()]);
     if (this.options.ownsClient) await closeClient(this.client);
     this.connection?.stop();
   }

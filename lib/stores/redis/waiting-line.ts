@@ -17,6 +17,11 @@ export const WAITED_FOR = '!';
 export const RESERVED_FOR = '>';
 /** Leads a reservation of the key against the releasing process (`~owner`), so that a waiter elsewhere wins. */
 export const RESERVED_AGAINST = '~';
+/**
+ * What the lock key holds while permits of the resource live (`#`, `!#` once a mutex caller waits), as long
+ * as the longest of them: no mutex lease beside permits (permits/scripts/permit.lua.ts keeps it).
+ */
+export const PERMITS_GUARD = '#';
 
 /** How an acquire stands towards the key's line (ACQUIRE's ARGV 6). */
 export const LINE_MODE = {

@@ -8,7 +8,7 @@ import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js
  * of its own, or behind the whole line when it has none); a retry of a live permit's token is answered as the
  * first time. A refused request that waits takes a place at the end of the line (or keeps its own).
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock (permit.lua.ts says what each holds).
+ * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 ttl ms; 3 fencing ('1'/'0'); 4 holder record ('' for none); 5 shape ('limit:N' or 'rw');
  * 6 mode ('p', 'r' or 'w'); 7 place ms (the rest of the wait; '0' takes no place); 8 owner id; 9 hand-off
  * window ms; 10 publish command ('PUBLISH', 'SPUBLISH' or '' for none); 11 channel.
@@ -29,6 +29,7 @@ if own and redis.call('ZSCORE', permitsKey, token) then
   redis.call('ZADD', permitsKey, 'XX', text(now + ttl), token)
   if holder ~= '' then redis.call('HSET', infoKey, 'p:' .. token, ownMode .. ':' .. ownFence .. ':' .. holder) end
   keepAlive(liveLine())
+  keepGuard(publish, channel, window)
   return {1, tonumber(ownFence)}
 end
 local places = liveLine()
@@ -48,7 +49,7 @@ if position and places[position].lapsed then
   savePlace(places[position])
 end
 local limit = limitOf(shape)
-local mutexTtl = redis.call('PTTL', lockKey)
+local mutexTtl = mutexHoldTtl()
 local line = callLine(places, limit, window, function() return mutexTtl ~= -2 end)
 notify(line, publish, channel, token)
 local admitted
@@ -75,8 +76,10 @@ if admitted then
     redis.call('HSET', infoKey, 'p:' .. token, record, unpack(newShape))
   end
   keepAlive(places)
+  keepGuard(publish, channel, window)
   return {1, fence}
 end
+if placeTtl > 0 then markMutexLease(mutexTtl) end
 if position and placeTtl > 0 then
   places[position].untilMs = now + placeTtl
   savePlace(places[position])

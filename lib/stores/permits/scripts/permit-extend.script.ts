@@ -4,7 +4,7 @@ import { permitScript } from './permit-script.js';
  * Sets a live permit to a new length; an ended one stays ended. The resource's keys are never shortened here
  * (another permit or place may need them longer).
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock (permit.lua.ts says what each holds).
+ * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 ttl ms.
  * Returns 1 when extended, 0 when the token holds no live permit.
  */
@@ -18,6 +18,8 @@ redis.call('ZADD', permitsKey, 'XX', text(now + ttl), token)
 for _, key in ipairs({ permitsKey, infoKey }) do
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end
+-- a live permit remains: the guard only changes its expiry here, and sends nothing
+keepGuard('', '', 0)
 return 1
 `,
 );

@@ -3,7 +3,7 @@ import { permitScript } from './permit-script.js';
 /**
  * Reads a resource's permits without changing anything (ended ones are left for the next write to prune).
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock (permit.lua.ts says what each holds).
+ * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: none.
  * Returns {shape or '', fence counter or '', live places, then per live permit, soonest end first: mode,
  * remaining ms, fence (0 for none), holder record ('' for none)}.

@@ -3,7 +3,7 @@ import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js
 /**
  * Gives up a waiting place; the places it held back are called in the same step.
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock (permit.lua.ts says what each holds).
+ * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 hand-off window ms; 3 publish command ('PUBLISH', 'SPUBLISH' or ''); 4 channel.
  * Returns 1.
  */

@@ -4,7 +4,7 @@ import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js
  * Ends the permit of a token and, in the same step, reserves freed permits for the line in its order and
  * tells the processes of the places reserved.
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock (permit.lua.ts says what each holds).
+ * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 hand-off window ms; 3 publish command ('PUBLISH', 'SPUBLISH' or ''); 4 channel.
  * Returns 1 when the token held a live permit, 0 otherwise.
  */
@@ -23,6 +23,7 @@ end
 local places = liveLine()
 notify(callLine(places, limit, window, mutexHeld), publish, channel, '')
 keepAlive(places)
+keepGuard(publish, channel, window)
 return released
 `,
 );

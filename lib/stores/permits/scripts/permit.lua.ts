@@ -7,11 +7,13 @@
  *   end of its wait in ms, reservedUntil = the end of the permit reserved for it, 0 while none is)
  * 3 line: sorted set, token -> arrival number: the waiting places in order
  * 4 fence: the resource's fence counter, shared with its mutex leases (redis/scripts/grant.lua.ts)
- * 5 lock: the resource's mutex lease: while it exists, no permit is granted
+ * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
+ *   (see GUARD below)
+ * 6 mutexLine: the mutex's line of waiting processes (owner ids), whose own channels hear the guard's end
  * Times come from the server's TIME, so that every expiry is of one clock.
  */
 export const PERMIT_LUA = `
-local permitsKey, infoKey, lineKey, fenceKey, lockKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local permitsKey, infoKey, lineKey, fenceKey, lockKey, mutexLineKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local clock = redis.call('TIME')
 local nowUs = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local now = math.floor(nowUs / 1000)
@@ -120,8 +122,55 @@ local function callLine(places, limit, window, exclusive)
   return line
 end
 
+-- While permits live, the lock key holds their guard '#' (tokens are hex: no lease starts with it), as long as
+-- the longest of them: the mutex's plain SET NX is refused beside permits, as permits are beside a mutex lease.
+-- A mutex caller that waits marks it '!#', as it marks a lease: from then on no permit is granted, so permits
+-- that keep overlapping cannot starve the mutex, and the end of the last one reserves the key for the mutex
+-- ('~permits': anyone's but a permit's, see ACQUIRE) for the hand-off window and tells its waiters.
+local GUARD, MARKED_GUARD = '#', '!#'
+
+-- the remaining ms of what holds the key against permits (a mutex lease or reservation, the marked guard);
+-- -2 when nothing does
+local function mutexHoldTtl()
+  local value = redis.call('GET', lockKey)
+  if not value or value == GUARD then return -2 end
+  return redis.call('PTTL', lockKey)
+end
+
 local function mutexHeld()
-  return redis.call('EXISTS', lockKey) == 1
+  return mutexHoldTtl() ~= -2
+end
+
+-- the guard lasts as long as the longest live permit; with none left it goes (see GUARD)
+local function keepGuard(publish, channel, window)
+  local value = redis.call('GET', lockKey)
+  if value and value ~= GUARD and value ~= MARKED_GUARD then return end
+  local top = redis.call('ZRANGE', permitsKey, -1, -1, 'WITHSCORES')
+  if top[2] then
+    redis.call('SET', lockKey, value or GUARD, 'PX', text(tonumber(top[2]) - now))
+  elseif value == GUARD then
+    redis.call('DEL', lockKey)
+  elseif value == MARKED_GUARD then
+    redis.call('SET', lockKey, '~permits', 'PX', text(math.max(window, 1)))
+    -- pcall: a user whose ACL refuses the channel still releases; the mutex waiters fall back to their backoff
+    if publish ~= '' then
+      redis.pcall(publish, channel, '*')
+      -- a mutex waiter that left an offer listens on its process's own channel only: the first few are told
+      for _, owner in ipairs(redis.call('LRANGE', mutexLineKey, 0, 7)) do
+        redis.pcall(publish, channel .. ':' .. owner, '*')
+      end
+    end
+  end
+end
+
+-- a refused caller that waits marks the mutex lease (keeping its expiry), so that its release tells the line
+local function markMutexLease(ttl)
+  local value = redis.call('GET', lockKey)
+  if not value or ttl <= 0 then return end
+  local mark = string.sub(value, 1, 1)
+  if mark ~= '!' and mark ~= '>' and mark ~= '~' and value ~= GUARD then
+    redis.call('SET', lockKey, '!' .. value, 'PX', ttl)
+  end
 end
 
 -- one notice per process whose place was reserved now, naming it (its store's owner id): only it wakes
