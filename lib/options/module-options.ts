@@ -9,10 +9,10 @@ import { DEFAULT_DRAIN_TIMEOUT } from '../core/lock-manager.js';
 import { checkRedisStoreOptions, type RedisStoreSettings } from '../stores/redis/redis.store.js';
 import {
   checkRedlockStoreOptions,
-  redlockClockDrift,
   type RedlockStoreOptions,
   type RedlockStoreSettings,
-} from '../stores/redlock/redlock.store.js';
+} from '../stores/redlock/redlock-options.js';
+import { redlockClockDrift } from '../stores/redlock/redlock-validity.js';
 import { toMilliseconds } from '../utils/duration.js';
 import { checkDriftAllowance, checkHandoffWindow, checkStoreMinimum } from './lease-bounds.js';
 import { MIN_ETCD_TTL, type EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';

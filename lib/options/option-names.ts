@@ -8,7 +8,7 @@ import type { LockManagerOptions } from '../core/lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
 import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';
 import type { RedisLockStoreOptions } from '../stores/redis/redis.store.js';
-import type { RedlockStoreOptions } from '../stores/redlock/redlock.store.js';
+import type { RedlockStoreOptions } from '../stores/redlock/redlock-options.js';
 import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
 import type { ReplicaAckOptions } from '../stores/redis/replica-ack.js';
 import type { BackoffOptions } from '../utils/backoff.js';
