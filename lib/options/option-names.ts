@@ -1,3 +1,7 @@
+// Near 250 lines of code (300 with its doc comments), kept whole: it is one table per options object the
+// package accepts, each checked against its interface (`satisfies OptionNames<T>`), and the tables read best
+// side by side, since a nested option often moves up a level (`redlock.keyPrefix` is a module option).
+
 import type { WithLockOptions } from '../decorators/with-lock.decorator.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockStoreCheckOptions } from '../health/check-lock-store.js';

@@ -5,7 +5,8 @@ import { MemoryLockStore } from './memory/memory.store.js';
 import { RedisLockStore, type RedisStoreSettings } from './redis/redis.store.js';
 import { RedlockStore } from './redlock/redlock.store.js';
 import { EtcdLockStore } from './etcd/etcd-lock-store.js';
-import { OWNED_CLIENT_DEFAULTS, type StorePlan } from '../options/module-options.js';
+import { OWNED_CLIENT_DEFAULTS } from '../options/redis-store-plan.js';
+import type { StorePlan } from '../options/store-plan.js';
 
 /** The store the module options ask for, and whether the module must close it. */
 export interface CreatedStore {
