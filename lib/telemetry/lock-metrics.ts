@@ -33,7 +33,7 @@ export const LOCK_METRICS = Object.freeze({
 
 const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const HOLD_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
-/** The instruments of one {@link LockTelemetry}, one per {@link LOCK_METRICS} name. */
+/** The instruments of one `LockTelemetry`, one per {@link LOCK_METRICS} name. */
 export interface Instruments {
   readonly acquisitions: Counter;
   readonly contentions: Counter;

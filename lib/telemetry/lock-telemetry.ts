@@ -166,7 +166,7 @@ export class LockTelemetry {
     return provider.getDelegate?.() !== this.noTracerProvider;
   }
 
-  /** The `lock.acquire` span of an acquisition that just ended (see {@link openAcquireSpan}), ended now. */
+  /** The `lock.acquire` span of an acquisition that just ended (see `openAcquireSpan`), ended now. */
   private acquireSpan(waitTime: number, attributes: Attributes): void {
     const opened = this.openAcquireSpan(waitTime, attributes);
     opened?.span.end(opened.now);

@@ -21,8 +21,9 @@ import { EtcdLeasePool } from './etcd-lease-pool.js';
 import { remainingLease } from './etcd-lease-remaining.js';
 import { EtcdLine } from './etcd-line.js';
 import { EtcdRefusals } from './etcd-refusals.js';
-import { EtcdReleaseWatcher, type WatchedRoom } from './etcd-release-watcher.js';
+import { EtcdReleaseWatcher } from './etcd-release-watcher.js';
 import { keepSpare, revokeLease } from './etcd-spare-lease.js';
+import type { WatchedRoom } from './etcd-watch-room.js';
 import {
   leaseSeconds,
   MIN_ETCD_TTL,

@@ -18,6 +18,7 @@ export interface Refusal {
 export class EtcdRefusals {
   private readonly byRoom = new Map<string, Refusal>();
 
+  /** Remembers the last refusal of the resource, in place of an earlier one. */
   remember(keys: EtcdResourceKeys, refusal: Refusal): void {
     const id = keys.room.toString('latin1');
     this.byRoom.delete(id);

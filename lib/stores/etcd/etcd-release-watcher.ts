@@ -14,8 +14,6 @@ import {
   type WatchStart,
 } from './etcd-watch-room.js';
 
-export type { WatchedRoom } from './etcd-watch-room.js';
-
 type Stream = EtcdDuplexStream<EtcdWatchRequest, EtcdWatchResponse> & { member?: Etcd3Client };
 
 /**

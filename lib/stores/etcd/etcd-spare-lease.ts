@@ -4,7 +4,7 @@ import type { EtcdLeasePool, PooledLease } from './etcd-lease-pool.js';
 /** A lease taken from the pool that ended up holding nothing (a refused attempt, a hand-over not made). */
 export interface SpareLease {
   readonly lease: PooledLease;
-  /** The pool's renewal of the lease (see {@link TakenLease.renewed}). */
+  /** The pool's renewal of the lease (see `TakenLease.renewed` in etcd-lease-pool.ts). */
   readonly renewed: Promise<void>;
   /** Its length, in whole seconds. */
   readonly seconds: number;

@@ -5,7 +5,7 @@ import { validateBoolean, validateInteger, validateKeyPrefix } from '../../optio
 import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis.store.js';
 import { checkNodes, type CheckedNode, type RedlockNode } from './redlock-nodes.js';
 
-/** Options of {@link RedlockStore}. */
+/** Options of `RedlockStore`. */
 export interface RedlockStoreOptions {
   /**
    * The independent Redis nodes (not replicas of each other, not one Cluster): an odd number, at least 3.
@@ -58,7 +58,7 @@ export interface RedlockStoreSettings {
 }
 
 /**
- * Checks every option of a {@link RedlockStore} without connecting to anything.
+ * Checks every option of a `RedlockStore` without connecting to anything.
  * @throws LockConfigurationError naming the option
  */
 export function checkRedlockStoreOptions(options: RedlockStoreOptions): RedlockStoreSettings {

@@ -11,14 +11,7 @@ export interface VerifyPolicy {
   readonly acceptEvictionRisk: boolean;
 }
 
-/**
- * Loads the Lua scripts on every node and checks that a quorum accepted them; then that no server was
- * given twice (by its `run_id`) and that no node may evict leases (`maxmemory-policy`).
- * @returns a warning for nodes that may evict leases when `acceptEvictionRisk` is set, for nodes whose
- * policy or identity could not be read (CONFIG GET or INFO refused), and for nodes that did not answer
- * @throws LockConfigurationError naming the nodes that are one server, or each node that may evict leases
- * @throws LockStoreError when fewer than a quorum of nodes answer, or the user may not run scripts
- */
+/** What `RedlockStore.verify()` checks, on `nodes`: see there. */
 export async function verifyNodes(
   nodes: QuorumNodes,
   { acceptEvictionRisk }: VerifyPolicy,

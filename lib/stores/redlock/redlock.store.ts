@@ -40,7 +40,7 @@ type AcquireReply = readonly [granted: number, value: number];
  *
  * A renewal that still reaches a quorum gives the lease back to the nodes that answered it was missing (a
  * restart lost it), so the holder keeps its margin: one restart at a time, each followed by a renewal,
- * never lets a rival in (see {@link regrantLostCopies}).
+ * never lets a rival in (see `regrantLostCopies` in redlock-regrant.ts).
  *
  * What it cannot promise: a node that restarts without its data (no AOF with fsync) forgets the leases it
  * held; if a second node does the same before the next renewal, a rival may reach a quorum with the two.
@@ -154,7 +154,7 @@ export class RedlockStore implements LockStore {
   }
 
   /** See {@link inspectOnQuorum}. */
-  inspect(key: string): Promise<LockState> {
+  async inspect(key: string): Promise<LockState> {
     return inspectOnQuorum(this.nodes, key, this.keysOf(key));
   }
 
@@ -175,8 +175,15 @@ export class RedlockStore implements LockStore {
     return watch;
   }
 
-  /** See {@link verifyNodes}. */
-  verify(): Promise<LockStoreVerification> {
+  /**
+   * Loads the Lua scripts on every node and checks that a quorum accepted them; then that no server was
+   * given twice (by its `run_id`) and that no node may evict leases (`maxmemory-policy`).
+   * @returns a warning for nodes that may evict leases when `acceptEvictionRisk` is set, for nodes whose
+   * policy or identity could not be read (CONFIG GET or INFO refused), and for nodes that did not answer
+   * @throws LockConfigurationError naming the nodes that are one server, or each node that may evict leases
+   * @throws LockStoreError when fewer than a quorum of nodes answer, or the user may not run scripts
+   */
+  async verify(): Promise<LockStoreVerification> {
     return verifyNodes(this.nodes, { acceptEvictionRisk: this.acceptEvictionRisk });
   }
 
@@ -198,7 +205,7 @@ export class RedlockStore implements LockStore {
     return resourceKeys(this.prefix, key);
   }
 
-  private renew(renewals: readonly LeaseRenewal[], operation: string): Promise<Array<boolean | Error>> {
+  private async renew(renewals: readonly LeaseRenewal[], operation: string): Promise<Array<boolean | Error>> {
     return renewOnQuorum(
       { nodes: this.nodes, keyPrefix: this.prefix, driftFactor: this.driftFactor, operation },
       renewals,
