@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { AcquireRequest, AcquireResult } from '../../interfaces/lock-store.interface.js';
+import type { AcquireRequest, AcquireResult, HandOverResult } from '../../interfaces/lock-store.interface.js';
 import type { EtcdKeyValue, EtcdResponseOp, Etcd3Client } from './etcd-client.js';
 import type { EtcdKeepAlives } from './etcd-keep-alives.js';
 import type { EtcdResourceKeys } from './etcd-keys.js';
@@ -10,7 +10,7 @@ import type { EtcdLine } from './etcd-line.js';
 import { leaseSeconds } from './etcd-options.js';
 import type { EtcdRefusals } from './etcd-refusals.js';
 import { keepSpare, revokeLease } from './etcd-spare-lease.js';
-import { grantTxn } from './etcd-transactions.js';
+import { grantTxn, handOverTxn } from './etcd-transactions.js';
 
 /** A grant: on `lease` (ours, or the lease of an earlier grant whose reply was lost), `seconds` long. */
 interface Granted {
@@ -41,8 +41,9 @@ export interface EtcdGrantsDeps {
 }
 
 /**
- * Grant transactions of one etcd store: a grant while the key is free and nobody waits ahead of us, else the
- * holder's remaining lease and, for a caller that waits, a place in the line.
+ * Grant transactions of one etcd store, each on a lease from the pool: a grant while the key is free and nobody
+ * waits ahead of us (else the holder's remaining lease and, for a caller that waits, a place in the line), and
+ * a hand-over, which releases a lease and grants the key to the next waiter in one step.
  */
 export class EtcdGrants {
   constructor(private readonly deps: EtcdGrantsDeps) {}
@@ -81,6 +82,56 @@ export class EtcdGrants {
       keepSpare(pool, client, { lease: pooled, renewed, seconds });
     }
     return outcome.result;
+  }
+
+  /**
+   * While `token` holds the key, grants it to `next` in the same transaction, on a lease from the pool, when
+   * nobody waits ahead of us; else only releases it. The released lease goes back to the pool.
+   */
+  async handOver(
+    client: Etcd3Client,
+    keys: EtcdResourceKeys,
+    token: string,
+    next: AcquireRequest,
+  ): Promise<HandOverResult> {
+    const { pool, line, book } = this.deps;
+    const seconds = leaseSeconds(next.ttl);
+    const { lease: pooled, renewed } = await pool.take(seconds);
+    const lease = pooled.id;
+    let reply;
+    try {
+      const plan = { lease, gate: line.gate(keys), leave: line.leaveOp(keys) };
+      reply = await client.kv.txn(handOverTxn(keys, token, next, plan));
+    } catch (error) {
+      revokeLease(client, lease);
+      throw error;
+    }
+    const old = book.end(token);
+    if (
+      reply.succeeded &&
+      !(await renewed.then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      // handed over on a lease that could not be renewed: revoking it frees the key, which was ours; the next
+      // waiter asks by itself
+      revokeLease(client, lease);
+      if (old) pool.give(old, old.seconds);
+      return { released: true, handedOver: false };
+    }
+    if (reply.succeeded) {
+      line.forget(keys);
+      book.record(next.token, { id: lease, seconds, until: pooled.until });
+      if (old) pool.give(old, old.seconds);
+      return next.fencing
+        ? { released: true, handedOver: true, fence: Number(reply.header.revision) }
+        : { released: true, handedOver: true };
+    }
+    keepSpare(pool, client, { lease: pooled, renewed, seconds });
+    const released = reply.responses[0].response_txn?.succeeded === true;
+    if (released && old) pool.give(old, old.seconds);
+    return released ? { released: true, handedOver: false } : { released: false, handedOver: false };
   }
 
   /**

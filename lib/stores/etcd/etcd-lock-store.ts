@@ -15,22 +15,16 @@ import { EtcdGrants } from './etcd-grants.js';
 import { EtcdKeepAlives } from './etcd-keep-alives.js';
 import { EtcdMembers } from './etcd-members.js';
 import { etcdResourceKeys, type EtcdResourceKeys } from './etcd-keys.js';
-import { handOverTxn, inspectTxn, permissionProbeTxn, releaseTxn } from './etcd-transactions.js';
+import { inspectTxn, permissionProbeTxn, releaseTxn } from './etcd-transactions.js';
 import { EtcdLeaseBook } from './etcd-lease-book.js';
 import { EtcdLeasePool } from './etcd-lease-pool.js';
 import { remainingLease } from './etcd-lease-remaining.js';
 import { EtcdLine } from './etcd-line.js';
 import { EtcdRefusals } from './etcd-refusals.js';
 import { EtcdReleaseWatcher } from './etcd-release-watcher.js';
-import { keepSpare, revokeLease } from './etcd-spare-lease.js';
+import { revokeLease } from './etcd-spare-lease.js';
 import type { WatchedRoom } from './etcd-watch-room.js';
-import {
-  leaseSeconds,
-  MIN_ETCD_TTL,
-  resolveEtcdOptions,
-  validateEtcdTtl,
-  type EtcdLockStoreOptions,
-} from './etcd-options.js';
+import { MIN_ETCD_TTL, resolveEtcdOptions, validateEtcdTtl, type EtcdLockStoreOptions } from './etcd-options.js';
 
 /** How long a resource stays watched after its last waiter (as the Redis store lingers on a channel). */
 const WATCH_LINGER = 2000;
@@ -132,45 +126,7 @@ export class EtcdLockStore implements LockStore {
     if (this.watcher.watchers(this.roomOf(keys)) !== 1) {
       return { released: await this.release(key, token), handedOver: false };
     }
-    return this.run('release', key, async (client) => {
-      const seconds = leaseSeconds(next.ttl);
-      const { lease: pooled, renewed } = await this.pool.take(seconds);
-      const lease = pooled.id;
-      let reply;
-      try {
-        const plan = { lease, gate: this.line.gate(keys), leave: this.line.leaveOp(keys) };
-        reply = await client.kv.txn(handOverTxn(keys, token, next, plan));
-      } catch (error) {
-        revokeLease(client, lease);
-        throw error;
-      }
-      const old = this.book.end(token);
-      if (
-        reply.succeeded &&
-        !(await renewed.then(
-          () => true,
-          () => false,
-        ))
-      ) {
-        // handed over on a lease that could not be renewed: revoking it frees the key, which was ours; the next
-        // waiter asks by itself
-        revokeLease(client, lease);
-        if (old) this.pool.give(old, old.seconds);
-        return { released: true, handedOver: false };
-      }
-      if (reply.succeeded) {
-        this.line.forget(keys);
-        this.book.record(next.token, { id: lease, seconds, until: pooled.until });
-        if (old) this.pool.give(old, old.seconds);
-        return next.fencing
-          ? { released: true, handedOver: true, fence: Number(reply.header.revision) }
-          : { released: true, handedOver: true };
-      }
-      keepSpare(this.pool, client, { lease: pooled, renewed, seconds });
-      const released = reply.responses[0].response_txn?.succeeded === true;
-      if (released && old) this.pool.give(old, old.seconds);
-      return released ? { released: true, handedOver: false } : { released: false, handedOver: false };
-    });
+    return this.run('release', key, (client) => this.grants.handOver(client, keys, token, next));
   }
 
   async leaveLine(key: string): Promise<void> {
