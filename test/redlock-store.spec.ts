@@ -192,7 +192,7 @@ describe('RedlockStore configuration', () => {
       expect(await redlock.release('k', token)).toBe(true);
       await redlock.watch('k').then((watch) => watch.close());
     }
-    const ownedClients = (owned as unknown as { nodes: Array<{ client: Redis }> }).nodes.map((node) => node.client);
+    const ownedClients = (owned as unknown as { nodes: { clients(): Redis[] } }).nodes.clients();
     const ended = Promise.all(ownedClients.map((client) => once(client, 'end')));
     await Promise.all([owned.close(), given.close()]);
     await ended;

@@ -6,7 +6,8 @@ import { RedisLockStore } from './redis/redis.store.js';
 import type { RedisStoreSettings } from './redis/redis-store-options.js';
 import { RedlockStore } from './redlock/redlock.store.js';
 import { EtcdLockStore } from './etcd/etcd-lock-store.js';
-import { OWNED_CLIENT_DEFAULTS, type StorePlan } from '../options/module-options.js';
+import { OWNED_CLIENT_DEFAULTS } from '../options/redis-store-plan.js';
+import type { StorePlan } from '../options/store-plan.js';
 
 /** The store the module options ask for, and whether the module must close it. */
 export interface CreatedStore {

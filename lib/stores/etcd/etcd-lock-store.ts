@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import type {
@@ -11,36 +10,24 @@ import type {
   LockStoreHealth,
   ReleaseWatch,
 } from '../../interfaces/lock-store.interface.js';
-import { createEtcdClients, type EtcdKeyValue, type EtcdResponseOp, type Etcd3Client } from './etcd-client.js';
+import { createEtcdClients, type Etcd3Client } from './etcd-client.js';
+import { EtcdGrants } from './etcd-grants.js';
 import { EtcdKeepAlives } from './etcd-keep-alives.js';
 import { EtcdMembers } from './etcd-members.js';
 import { etcdResourceKeys, type EtcdResourceKeys } from './etcd-keys.js';
-import { grantTxn, handOverTxn, inspectTxn, permissionProbeTxn, releaseTxn } from './etcd-transactions.js';
+import { inspectTxn, permissionProbeTxn, releaseTxn } from './etcd-transactions.js';
 import { EtcdLeaseBook } from './etcd-lease-book.js';
-import { EtcdLeasePool, type PooledLease } from './etcd-lease-pool.js';
+import { EtcdLeasePool } from './etcd-lease-pool.js';
+import { remainingLease } from './etcd-lease-remaining.js';
 import { EtcdLine } from './etcd-line.js';
-import { EtcdReleaseWatcher, type WatchedRoom } from './etcd-release-watcher.js';
-import {
-  leaseSeconds,
-  MIN_ETCD_TTL,
-  resolveEtcdOptions,
-  validateEtcdTtl,
-  type EtcdLockStoreOptions,
-} from './etcd-options.js';
+import { EtcdRefusals } from './etcd-refusals.js';
+import { EtcdReleaseWatcher } from './etcd-release-watcher.js';
+import { revokeLease } from './etcd-spare-lease.js';
+import type { WatchedRoom } from './etcd-watch-room.js';
+import { MIN_ETCD_TTL, resolveEtcdOptions, validateEtcdTtl, type EtcdLockStoreOptions } from './etcd-options.js';
 
 /** How long a resource stays watched after its last waiter (as the Redis store lingers on a channel). */
 const WATCH_LINGER = 2000;
-/** Refusals remembered for the watch that follows them (a waiter's), the oldest dropped first. */
-const MAX_REFUSALS = 1000;
-
-/** A refused attempt: the revision at which it was refused, for the watch that follows to start right after it. */
-interface Refusal {
-  readonly revision: string;
-  readonly at: number;
-}
-
-// Over 250 lines: each LockStore operation stays in one place, as a short sequence over the parts in this
-// folder (transactions, line, lease pool and book, streams, members), which hold the rest.
 
 /**
  * A lock store on an etcd cluster (v3 API, through the optional `etcd3` package). A lease is an etcd lease of
@@ -68,7 +55,8 @@ export class EtcdLockStore implements LockStore {
   private readonly line: EtcdLine;
   private readonly pool: EtcdLeasePool;
   private readonly book: EtcdLeaseBook;
-  private readonly refusals = new Map<string, Refusal>();
+  private readonly refusals = new EtcdRefusals();
+  private readonly grants: EtcdGrants;
   private closed = false;
 
   /** @throws LockConfigurationError when an option cannot work */
@@ -101,112 +89,20 @@ export class EtcdLockStore implements LockStore {
       keysOf: (key) => this.keysOf(key),
       timeout: resolved.timeout,
     });
+    this.grants = new EtcdGrants({
+      line: this.line,
+      keepAlives: this.keepAlives,
+      pool: this.pool,
+      book: this.book,
+      refusals: this.refusals,
+      leaveLine: (key) => this.leaveLine(key),
+    });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     validateEtcdTtl(request.ttl);
     const keys = this.keysOf(request.key);
-    return this.run('acquire', request.key, async (client) => {
-      const seconds = leaseSeconds(request.ttl);
-      const { lease: pooled, renewed } = await this.pool.take(seconds);
-      let outcome;
-      try {
-        outcome = await this.attempt(client, request, keys, pooled.id);
-        if (outcome === 'stale-line') outcome = await this.attempt(client, request, keys, pooled.id);
-        // a grant counts once its lease lasts its whole TTL from this attempt on
-        if (outcome !== 'stale-line' && outcome.acquired && outcome.lease === pooled.id) await renewed;
-      } catch (error) {
-        // a failed transaction may still have been applied, or its lease not renewed: the lease goes, and with
-        // it whatever it holds
-        this.revoke(client, pooled.id);
-        throw error;
-      }
-      if (outcome === 'stale-line' || !outcome.acquired) {
-        // refused: the lease holds nothing, and serves the next attempt once renewed
-        this.keep(client, pooled, renewed, seconds);
-        return outcome === 'stale-line' ? { acquired: false, remainingTtl: undefined } : outcome.result;
-      }
-      if (outcome.lease === pooled.id) {
-        this.book.record(request.token, { id: pooled.id, seconds, until: pooled.until });
-      } else {
-        // our earlier grant stood, on its own lease
-        const until = performance.now() + outcome.seconds * 1000;
-        this.book.record(request.token, { id: outcome.lease, seconds: outcome.seconds, until });
-        this.keep(client, pooled, renewed, seconds);
-      }
-      return outcome.result;
-    });
-  }
-
-  /**
-   * One grant transaction. Refused: the holder's remaining lease, and a place in the line when the caller
-   * waits; `stale-line` when only our outdated idea of the line refused us (ask once more).
-   */
-  private async attempt(
-    client: Etcd3Client,
-    request: AcquireRequest,
-    keys: EtcdResourceKeys,
-    lease: string,
-  ): Promise<
-    | { acquired: true; lease: string; seconds: number; result: AcquireResult }
-    | { acquired: false; result: AcquireResult }
-    | 'stale-line'
-  > {
-    const sentAt = performance.now();
-    const join = request.waiting ? await this.line.joinOp(keys) : undefined;
-    const hadPlace = this.line.has(keys);
-    const plan = { lease, gate: this.line.gate(keys), leave: this.line.leaveOp(keys), join };
-    const reply = await client.kv.txn(grantTxn(keys, request, plan));
-    if (reply.succeeded) {
-      this.line.forget(keys);
-      return {
-        acquired: true,
-        lease,
-        seconds: leaseSeconds(request.ttl),
-        result: granted(request, reply.header.revision),
-      };
-    }
-    const [current] = reply.responses[0].response_range?.kvs ?? [];
-    const [fence] = reply.responses[1].response_range?.kvs ?? [];
-    const [head] = reply.responses[2].response_range?.kvs ?? [];
-    if (current && Buffer.from(current.value).toString('utf8') === request.token) {
-      // our own grant, whose reply was lost: refresh it, so it lasts its ttl from this attempt on
-      return this.regranted(client, request, keys, current, fence);
-    }
-    if (request.waiting) {
-      this.line.joined(keys, joinedRevision(reply.responses[3]), request.waiting.ttl);
-      this.remember(keys, { revision: reply.header.revision, at: sentAt });
-    }
-    if (!current) {
-      // free, yet refused by the line: by a waiter ahead of us, or by our own place as we remembered it wrongly
-      const headIsOurs = head !== undefined && Buffer.from(head.key).equals(this.line.entryOf(keys));
-      if (head === undefined || headIsOurs) {
-        if (head === undefined && hadPlace) this.line.forget(keys);
-        if (headIsOurs) this.line.joined(keys, head.create_revision, request.waiting?.ttl ?? 0);
-        return 'stale-line';
-      }
-      return { acquired: false, result: { acquired: false, remainingTtl: undefined } };
-    }
-    return { acquired: false, result: { acquired: false, remainingTtl: await this.remaining(client, current.lease) } };
-  }
-
-  /** Our earlier grant stands: its lease is kept alive now, and answered as granted, with its fence. */
-  private async regranted(
-    client: Etcd3Client,
-    request: AcquireRequest,
-    keys: EtcdResourceKeys,
-    current: EtcdKeyValue,
-    fence: EtcdKeyValue | undefined,
-  ): Promise<
-    | { acquired: true; lease: string; seconds: number; result: AcquireResult }
-    | { acquired: false; result: AcquireResult }
-  > {
-    const [ttl] = await this.keepAlives.renew([current.lease]);
-    if (ttl instanceof Error) throw ttl;
-    if (ttl === 0) return { acquired: false, result: { acquired: false, remainingTtl: undefined } };
-    if (this.line.has(keys)) void this.leaveLine(request.key).catch(() => undefined);
-    const revision = fence?.mod_revision ?? current.mod_revision;
-    return { acquired: true, lease: current.lease, seconds: ttl, result: granted(request, revision) };
+    return this.run('acquire', request.key, (client) => this.grants.acquire(client, request, keys));
   }
 
   async release(key: string, token: string): Promise<boolean> {
@@ -218,7 +114,7 @@ export class EtcdLockStore implements LockStore {
       // the lease holds nothing any more: it serves our next grant of its length, or runs out by its TTL
       const lease = reply.responses[0].response_delete_range?.prev_kvs?.[0]?.lease;
       if (held && lease === held.id) this.pool.give(held, held.seconds);
-      else if (lease) this.revoke(client, lease);
+      else if (lease) revokeLease(client, lease);
       return true;
     });
   }
@@ -230,45 +126,7 @@ export class EtcdLockStore implements LockStore {
     if (this.watcher.watchers(this.roomOf(keys)) !== 1) {
       return { released: await this.release(key, token), handedOver: false };
     }
-    return this.run('release', key, async (client) => {
-      const seconds = leaseSeconds(next.ttl);
-      const { lease: pooled, renewed } = await this.pool.take(seconds);
-      const lease = pooled.id;
-      let reply;
-      try {
-        const plan = { lease, gate: this.line.gate(keys), leave: this.line.leaveOp(keys) };
-        reply = await client.kv.txn(handOverTxn(keys, token, next, plan));
-      } catch (error) {
-        this.revoke(client, lease);
-        throw error;
-      }
-      const old = this.book.end(token);
-      if (
-        reply.succeeded &&
-        !(await renewed.then(
-          () => true,
-          () => false,
-        ))
-      ) {
-        // handed over on a lease that could not be renewed: revoking it frees the key, which was ours; the next
-        // waiter asks by itself
-        this.revoke(client, lease);
-        if (old) this.pool.give(old, old.seconds);
-        return { released: true, handedOver: false };
-      }
-      if (reply.succeeded) {
-        this.line.forget(keys);
-        this.book.record(next.token, { id: lease, seconds, until: pooled.until });
-        if (old) this.pool.give(old, old.seconds);
-        return next.fencing
-          ? { released: true, handedOver: true, fence: Number(reply.header.revision) }
-          : { released: true, handedOver: true };
-      }
-      this.keep(client, pooled, renewed, seconds);
-      const released = reply.responses[0].response_txn?.succeeded === true;
-      if (released && old) this.pool.give(old, old.seconds);
-      return released ? { released: true, handedOver: false } : { released: false, handedOver: false };
-    });
+    return this.run('release', key, (client) => this.grants.handOver(client, keys, token, next));
   }
 
   async leaveLine(key: string): Promise<void> {
@@ -297,7 +155,7 @@ export class EtcdLockStore implements LockStore {
       const [fence] = reply.responses[2].response_range?.kvs ?? [];
       const fenceField = fence ? { fence: Number(fence.mod_revision) } : {};
       if (!current) return { held: false, ...fenceField };
-      const remainingTtl = await this.remaining(client, current.lease);
+      const remainingTtl = await remainingLease(client, current.lease);
       return {
         held: true,
         ...(remainingTtl === undefined ? {} : { remainingTtl }),
@@ -311,13 +169,7 @@ export class EtcdLockStore implements LockStore {
   async watch(key: string, since?: number): Promise<ReleaseWatch> {
     const keys = this.keysOf(key);
     const room = this.roomOf(keys);
-    const id = keys.room.toString('latin1');
-    const refusal = this.refusals.get(id);
-    this.refusals.delete(id);
-    // a refusal at or after `since` tells the revision from which on nothing may be missed
-    const start =
-      refusal && since !== undefined && refusal.at >= since ? { afterRevision: refusal.revision, since } : undefined;
-    return this.watcher.watch(room, since, start);
+    return this.watcher.watch(room, since, this.refusals.takeWatchStart(keys, since));
   }
 
   /**
@@ -352,35 +204,6 @@ export class EtcdLockStore implements LockStore {
       const members = await this.members.catch(() => undefined);
       members?.close();
     }
-  }
-
-  /** The holder's remaining lease in ms, as etcd tells it (whole seconds, rounded up, within the granted TTL). */
-  private async remaining(client: Etcd3Client, lease: string): Promise<number | undefined> {
-    if (!lease || lease === '0') return undefined;
-    const answer = await client.leaseClient.leaseTimeToLive({ ID: lease });
-    const ttl = Number(answer.TTL);
-    // -1: expired, its keys are being deleted; the watch hears when
-    if (ttl < 0) return undefined;
-    return Math.min(ttl + 1, Number(answer.grantedTTL)) * 1000;
-  }
-
-  private remember(keys: EtcdResourceKeys, refusal: Refusal): void {
-    const id = keys.room.toString('latin1');
-    this.refusals.delete(id);
-    this.refusals.set(id, refusal);
-    if (this.refusals.size > MAX_REFUSALS) this.refusals.delete(this.refusals.keys().next().value as string);
-  }
-
-  /** Keeps a lease that holds nothing for the next grant once its renewal came through, else revokes it. */
-  private keep(client: Etcd3Client, lease: PooledLease, renewed: Promise<void>, seconds: number): void {
-    renewed.then(
-      () => this.pool.give(lease, seconds),
-      () => this.revoke(client, lease.id),
-    );
-  }
-
-  private revoke(client: Etcd3Client, lease: string): void {
-    client.leaseClient.leaseRevoke({ ID: lease }).catch(() => undefined);
   }
 
   private roomOf(keys: EtcdResourceKeys): WatchedRoom {
@@ -421,18 +244,6 @@ export class EtcdLockStore implements LockStore {
     if (error instanceof LockStoreError) return error;
     return new LockStoreError(operation, key, error);
   }
-}
-
-function granted(request: AcquireRequest, revision: string): AcquireResult {
-  return request.fencing ? { acquired: true, fence: Number(revision) } : { acquired: true };
-}
-
-/** The revision of our place from the join operation: the put's, or the place's own when it existed. */
-function joinedRevision(response: EtcdResponseOp | undefined): string | undefined {
-  const join = response?.response_txn;
-  if (!join) return undefined;
-  if (join.succeeded) return join.responses[0]?.response_put?.header.revision;
-  return join.responses[0]?.response_range?.kvs[0]?.create_revision;
 }
 
 function isLeaseNotFound(error: unknown): boolean {

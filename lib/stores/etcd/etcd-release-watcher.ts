@@ -1,46 +1,20 @@
 import { performance } from 'node:perf_hooks';
 import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import { raceDeadline } from '../../utils/deadline.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import type { EtcdDuplexStream, EtcdWatchRequest, EtcdWatchResponse, Etcd3Client } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
+import {
+  createRequest,
+  isRelease,
+  newRoom,
+  roomId,
+  type Room,
+  type WatchedRoom,
+  type WatchStart,
+} from './etcd-watch-room.js';
 
 type Stream = EtcdDuplexStream<EtcdWatchRequest, EtcdWatchResponse> & { member?: Etcd3Client };
-
-/** What to watch: every key of one resource, and which of their deletions can let us in. */
-export interface WatchedRoom {
-  readonly start: Buffer;
-  readonly end: Buffer;
-  /** The resource's lease key: its deletion (a release, an expiry) wakes the waiters. */
-  readonly lock: Buffer;
-  /**
-   * Whether a waiter's place, created at this revision and now gone, stood ahead of ours in the line (so its
-   * leaving may make us first). Places behind ours, and our own, wake nobody.
-   */
-  readonly wasAhead: (createRevision: string) => boolean;
-}
-
-/** Where a new watch starts: after a revision the caller saw, from a time it knows nothing was missed since. */
-export interface WatchStart {
-  readonly afterRevision: string;
-  readonly since: number;
-}
-
-interface Room {
-  readonly target: WatchedRoom;
-  readonly watches: Set<NotifiableWatch>;
-  /** The watch id etcd gave, once created. */
-  watchId?: string;
-  created: Promise<void>;
-  markCreated?: () => void;
-  failCreated?: (error: Error) => void;
-  /** The last revision this room's watch is known to have seen everything up to. */
-  revision?: string;
-  /** `performance.now()` from which on no event of the room was missed. */
-  listeningSince?: number;
-  /** `performance.now()` of the last deletion heard. */
-  lastRelease?: number;
-  idle?: NodeJS.Timeout;
-}
 
 /**
  * One watch stream per store, shared by the waiters of every key: each resource watched by this process is
@@ -88,18 +62,18 @@ export class EtcdReleaseWatcher {
     room.idle = undefined;
     const watch = new NotifiableWatch((closed) => this.unwatch(id, closed));
     room.watches.add(watch);
-    let timer: NodeJS.Timeout | undefined;
-    const unconfirmed = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.timeout)));
     let confirmed: boolean;
     try {
-      confirmed = await Promise.race([room.created.then(() => true), unconfirmed]);
+      confirmed = await raceDeadline(
+        room.created.then(() => true),
+        this.timeout,
+        () => false,
+      );
     } catch {
       // the stream failed before etcd confirmed the watch: the waiter relies on its backoff timer until it
       // reconnects, and then hears releases again
       room.watches.delete(watch);
       return NotifiableWatch.timerOnly();
-    } finally {
-      clearTimeout(timer);
     }
     if (since !== undefined && room.lastRelease !== undefined && room.lastRelease >= since) watch.wake();
     if (confirmed) watch.listeningSince = room.listeningSince;
@@ -124,17 +98,7 @@ export class EtcdReleaseWatcher {
   }
 
   private createRoom(id: string, target: WatchedRoom, start?: WatchStart): Room {
-    const room: Room = {
-      target,
-      watches: new Set(),
-      created: Promise.resolve(),
-      revision: start?.afterRevision,
-    };
-    room.created = new Promise<void>((resolve, reject) => {
-      room.markCreated = resolve;
-      room.failCreated = reject;
-    });
-    room.created.catch(() => undefined);
+    const room = newRoom(target, start);
     this.rooms.set(id, room);
     void this.send(room, start?.since);
     return room;
@@ -153,16 +117,8 @@ export class EtcdReleaseWatcher {
     if (this.rooms.get(roomId(room.target)) !== room) return;
     const sentAt = performance.now();
     this.creating.push(room);
-    const startRevision = room.revision === undefined ? undefined : String(BigInt(room.revision) + 1n);
-    stream.write({
-      create_request: {
-        key: room.target.start,
-        range_end: room.target.end,
-        ...(startRevision ? { start_revision: startRevision } : {}),
-        filters: ['Noput'],
-        prev_kv: true,
-      },
-    });
+    const { request, startRevision } = createRequest(room);
+    stream.write(request);
     // a watch that starts after a revision the caller saw covers everything since the caller's own time
     room.listeningSince = startRevision && coveredSince !== undefined ? coveredSince : undefined;
     room.markCreated = wrap(room.markCreated, () => {
@@ -193,8 +149,8 @@ export class EtcdReleaseWatcher {
     opening.then(
       (stream) => {
         stream.on('data', (response) => this.onResponse(response));
-        stream.on('error', () => this.onBroken(stream, true));
-        stream.on('end', () => this.onBroken(stream, true));
+        stream.on('error', () => this.onBroken(stream, stream.member));
+        stream.on('end', () => this.onBroken(stream, stream.member));
       },
       () => {
         if (this.stream === opening) this.stream = undefined;
@@ -232,17 +188,7 @@ export class EtcdReleaseWatcher {
     }
     if (response.events.length > 0) {
       room.revision = response.header.revision;
-      const { lock, wasAhead } = room.target;
-      const released = response.events.some(
-        (event) =>
-          event.type === 'Delete' &&
-          (Buffer.from(event.kv.key).equals(lock) ||
-            // a place whose record we did not get counts as one ahead: a needless wake costs one attempt
-            event.prev_kv === undefined ||
-            event.prev_kv === null ||
-            wasAhead(event.prev_kv.create_revision)),
-      );
-      if (released) {
+      if (isRelease(room.target, response.events)) {
         room.lastRelease = performance.now();
         for (const watch of room.watches) watch.wake();
       }
@@ -250,17 +196,16 @@ export class EtcdReleaseWatcher {
   }
 
   /**
-   * The stream broke (its member failed, when `failed`), or the store moved to another member: watch every
-   * room again on a new stream, each from the revision it had seen.
+   * The stream broke, or the store moved to another member: watch every room again on a new stream, each from
+   * the revision it had seen. `failedMember`, the member of a stream that broke, is reported as failed.
    */
-  private onBroken(stream: Stream, failed = false): void {
+  private onBroken(stream: Stream, failedMember?: Etcd3Client): void {
     void this.stream?.then(
       (current) => {
         if (current !== stream || this.closed) return;
         this.stream = undefined;
         cancel(stream);
-        const { member } = stream;
-        if (failed && member) void this.members().then((members) => members.failed(member));
+        if (failedMember) void this.members().then((members) => members.failed(failedMember));
         this.creating = [];
         this.byWatchId.clear();
         for (const room of this.rooms.values()) {
@@ -290,10 +235,6 @@ export class EtcdReleaseWatcher {
       () => undefined,
     );
   }
-}
-
-function roomId(target: WatchedRoom): string {
-  return target.start.toString('latin1');
 }
 
 function wrap(first: (() => void) | undefined, then: () => void): () => void {

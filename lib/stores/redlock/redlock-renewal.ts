@@ -1,0 +1,86 @@
+import { performance } from 'node:perf_hooks';
+import { LockStoreError } from '../../errors/lock-store.error.js';
+import type { LeaseRenewal } from '../../interfaces/lock-store.interface.js';
+import { extendOnOneServer } from '../redis/extend-on-one-server.js';
+import { resourceKeys } from '../redis/resource-keys.js';
+import type { QuorumNodes } from './quorum-nodes.js';
+import { countAnswers, type NodeReply } from './quorum-round.js';
+import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
+import { noValidityLeft } from './redlock-validity.js';
+
+/** What a renewal round needs of its store. */
+export interface RenewalRound {
+  readonly nodes: QuorumNodes;
+  readonly keyPrefix: string;
+  readonly driftFactor: number;
+  /** The operation named in errors (`extend`, `renew`). */
+  readonly operation: string;
+}
+
+/**
+ * One renewal round: EXTEND_MANY on every node (one script run per node). A lease is renewed when a quorum
+ * extended it while validity was left, counted from the moment that quorum had answered. Unlike the other
+ * rounds it waits for every node (up to the timeout), not just for the quorum: the nodes that answered
+ * "missing" then get the lease back in the same round ({@link regrantLostCopies}, which says why that is safe).
+ * @returns by renewal, `true` when renewed, `false` when lost, the error when that cannot be told
+ */
+export async function renewOnQuorum(
+  { nodes, keyPrefix, driftFactor, operation }: RenewalRound,
+  renewals: readonly LeaseRenewal[],
+): Promise<Array<boolean | Error>> {
+  const keys = renewals.map((renewal) => resourceKeys(keyPrefix, renewal.key));
+  const calls = renewals.map((renewal, index) => ({
+    keys: [keys[index].lock],
+    args: [renewal.token, renewal.ttl],
+  }));
+  const extendedOn = renewals.map(() => 0);
+  const quorumAt: Array<number | undefined> = renewals.map(() => undefined);
+  const started = performance.now();
+  const perNode = await nodes.round(async (client) => {
+    const replies = await extendOnOneServer(client, calls);
+    const now = performance.now();
+    replies.forEach((reply, index) => {
+      if (isExtended(reply) && ++extendedOn[index] === nodes.quorum) quorumAt[index] = now;
+    });
+    return replies;
+  });
+  const lost: LostCopies[] = [];
+  const outcomes = renewals.map((renewal, index) => {
+    const replies = entryReplies(perNode, index);
+    if (countAnswers(replies, isExtended) >= nodes.quorum) {
+      const { ttl } = renewal;
+      const failure = noValidityLeft({ action: 'extend', ttl, driftFactor, started, answered: quorumAt[index] });
+      if (failure !== undefined) return new LockStoreError(operation, renewal.key, undefined, failure);
+      const missing = replies.flatMap((reply, node) => (reply.state === 'ok' && isMissing(reply.value) ? [node] : []));
+      const source = replies.findIndex((reply) => reply.state === 'ok' && isExtended(reply.value));
+      if (missing.length > 0) {
+        lost.push({ keys: keys[index], token: renewal.token, endsAt: started + renewal.ttl, source, missing });
+      }
+      return true;
+    }
+    if (countAnswers(replies) < nodes.quorum) return nodes.noQuorum(operation, renewal.key, replies);
+    return false;
+  });
+  // every round waits for the connection, so the clients are there
+  await regrantLostCopies(nodes.clients(), nodes.timeout, lost);
+  return outcomes;
+}
+
+/** EXTEND's answer for a lease it extended. */
+function isExtended(reply: unknown): boolean {
+  return reply === 1;
+}
+
+/** EXTEND's answer for a key that holds nothing (where another token holds it, it answers 0). */
+function isMissing(reply: unknown): boolean {
+  return reply === -2;
+}
+
+/** The replies for one entry of a batch sent to every node; a node's batch-wide failure fails each entry. */
+function entryReplies(perNode: readonly NodeReply<Array<unknown>>[], index: number): NodeReply<unknown>[] {
+  return perNode.map((reply) => {
+    if (reply.state !== 'ok') return reply;
+    const value = reply.value[index];
+    return value instanceof Error ? { state: 'failed', error: value } : { state: 'ok', value };
+  });
+}
