@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
-import type { AcquireTrace, LockObserver } from '../events/lock-observer.js';
+import type { AcquireTrace, GivenBackGrant, LockObserver } from '../events/lock-observer.js';
 import type { AcquireRequest, DirectGrant, LockStore, ReleaseWatch } from '../interfaces/lock-store.interface.js';
 import type { LockSettings } from '../options/lock-settings.js';
 import { backoffDelay } from '../utils/backoff.js';
@@ -17,10 +17,8 @@ import { shuttingDownError, type ShutdownGate } from './shutdown-gate.js';
 
 /** How an acquisition ended: a grant, or a refusal with the holder's remaining lease. */
 type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
-/** A grant that came back after its validity and was given back (`retry`: the wait has time left to ask again). */
-type GivenBack = { readonly late: LateGrant; readonly retry: boolean };
-/** One try at the store: an outcome, or a late grant given back. */
-type Attempt = Outcome | GivenBack;
+/** One try at the store: an outcome, or a late grant given back (`retry`: the wait has time left to ask again). */
+type Attempt = Outcome | GivenBackGrant;
 
 /** One acquisition under way: what each of its store calls and waits needs. */
 interface Acquisition {
@@ -274,16 +272,16 @@ export class Acquirer {
    * token (a retry that overtook the release would find its own token and be granted what is then deleted).
    * Reported as a `late-grant`, never as an acquired lease.
    */
-  private async giveBack({ token, trace }: Acquisition, late: LateGrant): Promise<GivenBack> {
+  private async giveBack({ token, trace }: Acquisition, late: LateGrant): Promise<GivenBackGrant> {
     try {
       await this.shutdown.track(this.store.release(late.key, token));
     } catch (error) {
       // the grant ends by its TTL, which its validity says is close
       this.observer.storeError('release', late.key, error, trace);
     }
-    const retry = performance.now() < trace.started + trace.wait;
-    this.observer.lateGrant(trace, late, retry);
-    return { late, retry };
+    const givenBack = { late, retry: performance.now() < trace.started + trace.wait };
+    this.observer.lateGrant(trace, givenBack);
+    return givenBack;
   }
 }
 

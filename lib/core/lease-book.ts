@@ -96,9 +96,9 @@ export class LeaseBook implements LeaseController {
 
   /** Starts holding a lease the store granted, renewed when its settings say so. */
   grant({ key, token, settings, fence, sentAt }: Grant): Lock {
-    const lock = new Lock(key, token, settings.ttl, fence, sentAt, this);
+    const lock = new Lock({ key, token, ttl: settings.ttl, fence, sentAt }, this);
     this.held.set(key, lock);
-    this.renewer.add(lock, settings.autoRenew);
+    this.renewer.add(lock, settings.autoRenew ? 'renew' : 'watch');
     return lock;
   }
 

@@ -13,7 +13,10 @@ const controller: LeaseController = {
 
 /** A lease of `ttl` ms granted long enough ago that only `left` ms of its validity remain. */
 function leaseWith(left: number, ttl = 30_000): Lock {
-  return new Lock('k', newToken(), ttl, undefined, performance.now() - ttl + left, controller);
+  return new Lock(
+    { key: 'k', token: newToken(), ttl, fence: undefined, sentAt: performance.now() - ttl + left },
+    controller,
+  );
 }
 
 /** Blocks this process's event loop for `ms`, as a long synchronous task would. */
@@ -37,14 +40,14 @@ describe('LeaseRenewer', () => {
   afterEach(() => renewer.stop());
 
   it('calls a lease lost to a stall when its check was due in time and the blocked event loop ran it late', async () => {
-    renewer.add(leaseWith(100), true);
+    renewer.add(leaseWith(100), 'renew');
     block(300);
     expect(await lost).toBe('stalled');
   });
 
   it('calls a lease expired, not stalled, when it came with less validity than a timer takes to fire', async () => {
     // no stall happened: the lease was over before any check could run
-    renewer.add(leaseWith(0.2), true);
+    renewer.add(leaseWith(0.2), 'renew');
     expect(await lost).toBe('expired');
   });
 });

@@ -58,8 +58,9 @@ export class LeaseRenewer {
     return this.tracked.size;
   }
 
-  /** Watches a lease; with `renew`, also keeps it alive until `remove`. */
-  add(lock: Lock, renew: boolean): void {
+  /** Watches a lease until `remove`; with `'renew'` also keeps it alive, with `'watch'` only notices its end. */
+  add(lock: Lock, care: 'renew' | 'watch'): void {
+    const renew = care === 'renew';
     // a third into the lease's validity, which began when the acquire was sent: a reply that came late
     // (a busy event loop, a burst of acquisitions) must not push the first renewal past the lease's end
     const entry: Tracked = { lock, renew, dueAt: lock.validUntil - (2 * lock.ttl) / 3, inFlight: false };

@@ -103,7 +103,7 @@ export class LockManager {
     this.drainTimeout =
       options.drainTimeout === undefined
         ? DEFAULT_DRAIN_TIMEOUT
-        : toMilliseconds(options.drainTimeout, 'drainTimeout', true);
+        : toMilliseconds(options.drainTimeout, 'drainTimeout', { zero: 'allowed' });
     this.events = new LockEvents(this.logger);
     this.observer = new LockObserver(this.events);
     if (this.logger) logLockEvents(this.events, this.logger);

@@ -10,6 +10,20 @@ export interface LeaseController {
   drift(ttl: number): number;
 }
 
+/** One grant of a lease, as the manager hands it to a new {@link Lock}. */
+export interface LeaseGrant {
+  /** The resource as the caller named it. */
+  readonly key: string;
+  /** The random token of this acquisition. */
+  readonly token: string;
+  /** The lease length in ms. */
+  readonly ttl: number;
+  /** The fence granted with this lease, when fencing is on. */
+  readonly fence: number | undefined;
+  /** `performance.now()` taken before the acquire request was sent: the lease counts from then. */
+  readonly sentAt: number;
+}
+
 /** Safety margin for clock drift between us and the server: 1% of the lease plus 2 ms. */
 export function clockDrift(ttl: number): number {
   return Math.floor(ttl * 0.01) + 2;
@@ -34,24 +48,24 @@ export class Lock {
   /**
    * Made by the manager that grants the lease, not by application code. Not stripped from the `.d.ts`: a
    * class without its constructor there would look constructible with no arguments.
-   * @param key the resource as the caller named it
-   * @param token the random token of this acquisition
-   * @param ttl the lease length in ms
-   * @param fence the fence granted with this lease, when fencing is on
-   * @param sentAt `performance.now()` taken before the acquire request was sent
+   * @param grant what the store granted, and when the request for it was sent
+   * @param controller the manager that renews and releases it
    */
-  constructor(
-    readonly key: string,
-    token: string,
-    readonly ttl: number,
-    readonly fence: number | undefined,
-    sentAt: number,
-    controller: LeaseController,
-  ) {
-    this.#token = token;
+  constructor(grant: LeaseGrant, controller: LeaseController) {
+    this.key = grant.key;
+    this.ttl = grant.ttl;
+    this.fence = grant.fence;
+    this.#token = grant.token;
     this.#controller = controller;
-    this.#validUntil = sentAt + ttl - controller.drift(ttl);
+    this.#validUntil = grant.sentAt + grant.ttl - controller.drift(grant.ttl);
   }
+
+  /** The resource as the caller named it. */
+  readonly key: string;
+  /** The lease length in ms. */
+  readonly ttl: number;
+  /** The fence granted with this lease, when fencing is on. */
+  readonly fence: number | undefined;
 
   /** The random token that names this acquisition. Keep it out of logs and responses. */
   get token(): string {

@@ -30,6 +30,12 @@ interface Lease extends LockEventBase {
   ended: boolean;
 }
 
+/** A grant that came back after its validity, given back, and whether the acquisition asks again. */
+export interface GivenBackGrant {
+  readonly late: LateGrant;
+  readonly retry: boolean;
+}
+
 /**
  * Turns what a `LockManager` does into lock events, with the bookkeeping they need (wait and hold times,
  * attempts, one terminal event per lease). Payloads are built only for events someone listens to.
@@ -54,8 +60,8 @@ export class LockObserver {
     });
   }
 
-  /** A grant came back after its validity and was given back unused; the acquisition goes on if `retrying`. */
-  lateGrant(trace: AcquireTrace, grant: LateGrant, retrying: boolean): void {
+  /** A grant came back after its validity and was given back unused; the acquisition goes on if `retry`. */
+  lateGrant(trace: AcquireTrace, { late: grant, retry: retrying }: GivenBackGrant): void {
     if (!this.events.has('late-grant')) return;
     this.events.emit('late-grant', {
       ...eventBase(trace),

@@ -1,11 +1,11 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
-import type { RedlockStoreOptions } from '../stores/redlock/redlock.store.js';
+import type { RedlockStoreOptions } from './redlock-store-options.interface.js';
 import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
-import type { ReplicaAckOptions } from '../stores/redis/replica-ack.js';
+import type { ReplicaAckOptions } from './replica-ack-options.interface.js';
 import type { Duration } from '../utils/duration.js';
-import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
+import type { EtcdLockStoreOptions } from './etcd-store-options.interface.js';
 
 /**
  * A Redis Cluster for the module to connect to, own and close: its startup nodes and ioredis `ClusterOptions`.

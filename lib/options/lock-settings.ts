@@ -64,7 +64,7 @@ export function resolveSettings(
     options.retryAfter === undefined ? base.retryAfter : validateRetryAfter(name('retryAfter'), options.retryAfter);
   return {
     ttl: options.ttl === undefined ? base.ttl : validateTtl(name('ttl'), options.ttl),
-    wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), true),
+    wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), { zero: 'allowed' }),
     retry,
     autoRenew: options.autoRenew === undefined ? base.autoRenew : validateBoolean(name('autoRenew'), options.autoRenew),
     fencing: options.fencing === undefined ? base.fencing : validateBoolean(name('fencing'), options.fencing),

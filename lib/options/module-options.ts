@@ -51,7 +51,7 @@ export function checkModuleOptions(value: unknown): CheckedModuleOptions {
     ...(logger === undefined ? {} : { logger }),
     verifyOnStartup: validateBoolean('verifyOnStartup', options.verifyOnStartup ?? true),
     exposeResolvedKeys: validateBoolean('exposeResolvedKeys', options.exposeResolvedKeys ?? false),
-    drainTimeout: toMilliseconds(options.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT, 'drainTimeout', true),
+    drainTimeout: toMilliseconds(options.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT, 'drainTimeout', { zero: 'allowed' }),
     telemetry: validateTelemetry(options.telemetry),
     store,
   };

@@ -1,10 +1,10 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import { MAX_DURATION, toMilliseconds, type Duration } from './duration.js';
+import { MAX_DURATION, toMilliseconds, type Duration, type DurationRange } from './duration.js';
 
 /** The error `toMilliseconds` throws for `value`, or a failure when it throws none. */
-function refusal(value: unknown, option = 'ttl', allowZero = false): LockConfigurationError {
+function refusal(value: unknown, option = 'ttl', range?: DurationRange): LockConfigurationError {
   try {
-    toMilliseconds(value as Duration, option, allowZero);
+    toMilliseconds(value as Duration, option, range);
   } catch (error) {
     expect(error).toBeInstanceOf(LockConfigurationError);
     return error as LockConfigurationError;
@@ -40,8 +40,8 @@ describe('toMilliseconds', () => {
   });
 
   it('accepts zero only for options where it means something (wait: 0 fails fast)', () => {
-    expect(toMilliseconds(0, 'wait', true)).toBe(0);
-    expect(toMilliseconds('0s', 'wait', true)).toBe(0);
+    expect(toMilliseconds(0, 'wait', { zero: 'allowed' })).toBe(0);
+    expect(toMilliseconds('0s', 'wait', { zero: 'allowed' })).toBe(0);
     expect(refusal(0, 'ttl').option).toBe('ttl');
     expect(refusal('0ms', 'ttl').option).toBe('ttl');
   });
@@ -84,7 +84,7 @@ describe('toMilliseconds', () => {
     ['597h', 'got the string "597h"'],
     [Number.MAX_SAFE_INTEGER, `got ${Number.MAX_SAFE_INTEGER}`],
   ])('refuses %p, past the 2^31-1 ms a Node timer can wait', (value, shown) => {
-    const error = refusal(value, 'wait', true);
+    const error = refusal(value, 'wait', { zero: 'allowed' });
     expect(error.option).toBe('wait');
     expect(error.message).toContain(shown);
     expect(error.message).toContain(String(MAX_DURATION));

@@ -6,11 +6,18 @@ export type Duration = number | string;
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const pattern = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$/;
 
+/** What a duration option may be besides a positive number of ms. */
+export interface DurationRange {
+  /** `0` is meaningful for this option (e.g. `wait: 0` means fail fast). */
+  readonly zero: 'allowed' | 'refused';
+}
+
 /**
  * Converts a duration to whole milliseconds, or throws `LockConfigurationError` naming `option`.
- * @param allowZero whether `0` is meaningful for this option (e.g. `wait: 0` means fail fast)
+ * @param range whether `0` is meaningful for this option; by default it is not
  */
-export function toMilliseconds(value: Duration, option: string, allowZero = false): number {
+export function toMilliseconds(value: Duration, option: string, range: DurationRange = { zero: 'refused' }): number {
+  const allowZero = range.zero === 'allowed';
   let ms: number | undefined;
   if (typeof value === 'number') ms = value;
   else if (typeof value === 'string') {

@@ -13,6 +13,7 @@ import {
   type LockModuleOptions,
 } from '../../lib/index.js';
 import { ALL_SCRIPTS } from '../../lib/stores/redis/scripts/index.js';
+import { STORE_SCRIPTS } from '../../lib/stores/redis/redis-checks.js';
 import { LockHealthIndicator } from '../../lib/terminus.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 
@@ -186,7 +187,7 @@ describe('checkLockStore', () => {
     expect(await checkLockStore(store)).toMatchObject({
       healthy: true,
       scriptsLoaded: true,
-      scriptsReloaded: ALL_SCRIPTS.length,
+      scriptsReloaded: STORE_SCRIPTS.length,
     });
     expect(await checkLockStore(store)).not.toHaveProperty('scriptsReloaded');
   });

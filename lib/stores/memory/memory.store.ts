@@ -41,8 +41,11 @@ export class MemoryLockStore implements LockStore, PermitCapable {
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const current = this.leases.get(request.key);
-    const permitsHold = current ? undefined : this.permits.permitsHold(request.key, request.waiting !== undefined);
-    if (permitsHold !== undefined) return { acquired: false, remainingTtl: permitsHold };
+    const permitsHold = current ? undefined : this.permits.permitsHold(request.key);
+    if (permitsHold !== undefined) {
+      if (request.waiting) this.permits.claimForMutex(request.key);
+      return { acquired: false, remainingTtl: permitsHold };
+    }
     if (current && current.token !== request.token) {
       return { acquired: false, remainingTtl: Math.max(0, Math.ceil(current.expiresAt - performance.now())) };
     }

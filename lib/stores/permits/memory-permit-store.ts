@@ -172,16 +172,16 @@ export class MemoryPermitStore implements PermitStore {
     this.watches.wakeAll();
   }
 
-  /**
-   * For how many ms live permits of `key` keep a mutex lease out (until the last of them ends), `undefined`
-   * when none lives. `claim`: the mutex caller waits, so that no new permit is granted meanwhile (MutexFirst).
-   */
-  permitsHold(key: string, claim: boolean): number | undefined {
+  /** For how many ms live permits of `key` keep a mutex lease out (until the last ends); `undefined` for none. */
+  permitsHold(key: string): number | undefined {
     const now = performance.now();
     const last = this.lastPermitEnd(key, now);
-    if (last === undefined) return undefined;
-    if (claim) this.mutexFirst.claim(key);
-    return Math.max(1, Math.ceil(last - now));
+    return last === undefined ? undefined : Math.max(1, Math.ceil(last - now));
+  }
+
+  /** A mutex caller refused by live permits waits: no new permit is granted until they ended (MutexFirst). */
+  claimForMutex(key: string): void {
+    this.mutexFirst.claim(key);
   }
 
   /** A mutex lease of `key` was granted: a claim it made on the key's permits is spent. */

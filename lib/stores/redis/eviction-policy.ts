@@ -35,13 +35,19 @@ export async function checkEviction(client: Pick<Redis, 'config'>, node: string)
   return { node, outcome: 'evicting', policy, maxmemory };
 }
 
+/** How a store takes an evicting server: the store option `acceptEvictionRisk`. */
+export interface EvictionStance {
+  /** Evicting servers become a warning instead of an error. */
+  readonly acceptEvictionRisk: boolean;
+}
+
 /**
  * Judges the eviction checks of every server a store keeps leases on.
- * @param acceptRisk the store's `acceptEvictionRisk`: evicting servers become a warning instead of an error
  * @returns the warnings: evicting servers when the risk is accepted, one for every server that was not checked
- * @throws LockConfigurationError naming every evicting server, its policy and the fix, unless `acceptRisk`
+ * @throws LockConfigurationError naming every evicting server, its policy and the fix, unless the risk is accepted
  */
-export function judgeEviction(checks: readonly EvictionCheck[], acceptRisk: boolean): string[] {
+export function judgeEviction(checks: readonly EvictionCheck[], { acceptEvictionRisk }: EvictionStance): string[] {
+  const acceptRisk = acceptEvictionRisk;
   const evicting = checks.filter((check) => check.outcome === 'evicting');
   const unchecked = checks.filter((check) => check.outcome === 'unchecked');
   const warnings: string[] = [];

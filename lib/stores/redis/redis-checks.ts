@@ -51,7 +51,7 @@ export async function verifyRedis(
       checks.push(await checkEviction(master, `master ${address}`));
     }
   }
-  return { warnings: judgeEviction(checks, options.acceptEvictionRisk) };
+  return { warnings: judgeEviction(checks, options) };
 }
 
 /**

@@ -26,7 +26,8 @@ import type { PermitCapable } from '../../interfaces/permit-store.interface.js';
 import { RedisPermitStore } from '../permits/redis-permit-store.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
-import { awaitReplicas, type ReplicaAck, type ReplicaAckOutcome } from './replica-ack.js';
+import type { ReplicaAck } from './replica-ack.js';
+import { ReplicaConfirmation } from './replica-confirmation.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import { runScript, runScriptBatch } from './script-runner.js';
@@ -41,7 +42,7 @@ import {
   type ReleaseCall,
 } from './scripts/index.js';
 import { redisHealth, verifyRedis } from './redis-checks.js';
-import { errorMessage, isWrongType, pipelineValues, redisStoreError } from './store-error.js';
+import { isWrongType, pipelineValues, redisStoreError } from './store-error.js';
 import { LINE_MODE, lineModeOf, lineTtlOf, ownChannel, UNCOUNTED_LISTENERS } from './waiting-line.js';
 import { describeWrongType } from './wrong-type.js';
 
@@ -49,6 +50,11 @@ export type { RedisLockStoreOptions } from './redis-store-options.js';
 
 /** How many resources' key names a store remembers (see keysOf). */
 const RECENT_KEYS = 4096;
+
+// Longer than our ~250 lines on purpose: this is the LockStore contract on Redis, one method per operation,
+// and they share the per-key state (the key-name cache, the direct-grant book, grants being given back) that
+// a split would have to pass around. What is not an operation lives beside it: the Lua in scripts/, the
+// line's protocol in waiting-line.ts, checks in redis-checks.ts, replicas in replica-confirmation.ts.
 
 /**
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
@@ -75,6 +81,12 @@ export class RedisLockStore implements LockStore, PermitCapable {
   private readonly direct = new DirectGrants();
   private readonly givingBack = new Set<Promise<void>>();
   private readonly recentKeys = new Map<string, ResourceKeys>();
+  private readonly replicas = new ReplicaConfirmation({
+    client: () => this.client,
+    release: (key, token) => this.release(key, token),
+    failure: (operation, key, error) => this.failure(operation, key, this.keysOf(key), error),
+    keysOf: (key) => this.keysOf(key),
+  });
 
   /** @throws LockConfigurationError when an option is invalid or has an unknown name */
   constructor(private readonly options: RedisLockStoreOptions) {
@@ -121,7 +133,7 @@ export class RedisLockStore implements LockStore, PermitCapable {
         this.client.set(keys.lock, value, 'PX', request.ttl, 'NX'),
       );
       if (granted === 'OK') {
-        if (this.replicaAck) await this.confirmGrant(request, keys, this.replicaAck);
+        if (this.replicaAck) await this.replicas.confirmGrant(request, keys, this.replicaAck);
         return { acquired: true };
       }
     }
@@ -143,7 +155,7 @@ export class RedisLockStore implements LockStore, PermitCapable {
     const [granted, value] = reply as [number, number];
     if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
     if (offer !== undefined) this.direct.spent(request.key, request.token);
-    if (this.replicaAck) await this.confirmGrant(request, keys, this.replicaAck);
+    if (this.replicaAck) await this.replicas.confirmGrant(request, keys, this.replicaAck);
     return request.fencing ? { acquired: true, fence: value } : { acquired: true };
   }
 
@@ -258,7 +270,7 @@ export class RedisLockStore implements LockStore, PermitCapable {
     const keys = this.keysOf(key);
     const reply = await this.run('extend', key, keys, () => runScript(this.client, EXTEND, [keys.lock], [token, ttl]));
     if (reply !== 1 || !this.replicaAck) return reply === 1;
-    const [outcome] = await this.confirmRenewals([{ key, token, ttl }], this.replicaAck);
+    const [outcome] = await this.replicas.confirmRenewals([{ key, token, ttl }], this.replicaAck);
     if (outcome instanceof Error) throw outcome;
     return outcome;
   }
@@ -360,59 +372,8 @@ export class RedisLockStore implements LockStore, PermitCapable {
     );
     const extended = renewals.filter((_renewal, index) => outcomes[index] === true);
     if (!this.replicaAck || extended.length === 0) return outcomes;
-    const confirmed = await this.confirmRenewals(extended, this.replicaAck);
+    const confirmed = await this.replicas.confirmRenewals(extended, this.replicaAck);
     return outcomes.map((outcome) => (outcome === true ? (confirmed.shift() as boolean | Error) : outcome));
-  }
-
-  /**
-   * Waits for the replicas to take a grant; if they do not in time, takes the grant back (token-checked)
-   * and fails: a silent grant could pass to a second holder at the next failover.
-   */
-  private async confirmGrant(request: AcquireRequest, keys: ResourceKeys, ack: ReplicaAck): Promise<void> {
-    let outcome: ReplicaAckOutcome | undefined;
-    let failure: unknown;
-    try {
-      outcome = await awaitReplicas(this.client, ack, [keys.lock]);
-    } catch (error) {
-      failure = error;
-    }
-    if (outcome && outcome.acknowledged >= ack.replicas && outcome.holders[0] === request.token) return;
-    await this.release(request.key, request.token).catch(() => undefined);
-    const detail = !outcome
-      ? `could not confirm the grant with its replicas (${errorMessage(failure)}); it was released`
-      : outcome.holders[0] !== request.token
-        ? 'the lease was gone from its master right after the grant (a failover?); it was not granted'
-        : `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the grant within ${ack.timeout} ms ` +
-          '(option replicaAck); it was released, since a failover now could hand the lock to a second holder';
-    throw redisStoreError('acquire', request.key, failure, detail);
-  }
-
-  /**
-   * Waits for the replicas to take renewals that one node served: each is `true` once acknowledged, `false`
-   * when the key no longer holds the token on that master, or an error (the lease keeps its earlier expiry
-   * on the replicas, so the holder must not count the renewal).
-   */
-  private async confirmRenewals(renewals: readonly LeaseRenewal[], ack: ReplicaAck): Promise<Array<boolean | Error>> {
-    let outcome: ReplicaAckOutcome;
-    try {
-      outcome = await awaitReplicas(
-        this.client,
-        ack,
-        renewals.map((renewal) => this.keysOf(renewal.key).lock),
-      );
-    } catch (error) {
-      return Promise.all(
-        renewals.map((renewal) => this.failure('renew', renewal.key, this.keysOf(renewal.key), error)),
-      );
-    }
-    return renewals.map((renewal, index) => {
-      if (outcome.holders[index] !== renewal.token) return false;
-      if (outcome.acknowledged >= ack.replicas) return true;
-      const detail =
-        `only ${outcome.acknowledged} of ${ack.replicas} replicas acknowledged the renewal within ${ack.timeout} ms ` +
-        '(option replicaAck); it does not count until they do';
-      return redisStoreError('renew', renewal.key, undefined, detail);
-    });
   }
 
   /** The names of a resource's keys, remembered for the keys used lately (a lock is taken and released, often again). */

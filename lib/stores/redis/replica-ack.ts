@@ -1,24 +1,13 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
-import { toMilliseconds, type Duration } from '../../utils/duration.js';
+import { toMilliseconds } from '../../utils/duration.js';
 import { checkOptionNames, REPLICA_ACK_OPTIONS } from '../../options/option-names.js';
 import { validateInteger } from '../../options/validate-options.js';
 import { readStoredLease } from './lease-value.js';
 import { pipelineValues } from './store-error.js';
+import type { ReplicaAckOptions } from '../../interfaces/replica-ack-options.interface.js';
 
-/**
- * Replica acknowledgement of lease writes (Redis `WAIT`): a grant or renewal counts only once this many
- * replicas of the master that took it have it, so a failover right after it does not silently lose it.
- */
-export interface ReplicaAckOptions {
-  /** How many replicas must hold the write, 1 or more. */
-  readonly replicas: number;
-  /**
-   * How long to wait for them, more than 0. WAIT holds up every command this process sends to that master
-   * meanwhile, so keep it short (tens of ms on a healthy network) and under the client's `commandTimeout`.
-   */
-  readonly timeout: Duration;
-}
+export type { ReplicaAckOptions } from '../../interfaces/replica-ack-options.interface.js';
 
 /** {@link ReplicaAckOptions} checked, the timeout in ms. */
 export interface ReplicaAck {

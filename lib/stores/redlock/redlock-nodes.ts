@@ -4,11 +4,7 @@ import { ConnectionWatch } from '../redis/connection-failure.js';
 import { loadIoredis } from '../redis/load-ioredis.js';
 import { labelOfOptions } from '../redis/node-label.js';
 
-/**
- * One Redis node of a Redlock quorum: an ioredis client you own and close yourself, or a `redis://` /
- * `rediss://` URL or ioredis options the store connects with, owns and closes.
- */
-export type RedlockNode = Redis | string | RedisOptions;
+export type { RedlockNode } from '../../interfaces/redlock-store-options.interface.js';
 
 /** A node checked and connected: its client, a label for messages, and whether the store must close it. */
 export interface ConnectedNode {

@@ -34,5 +34,5 @@ export async function verifyNodes(
       ? reply.value.eviction
       : { node: labels[index], outcome: 'unchecked', reason: `it failed at startup: ${failureOf(reply)}` },
   );
-  return { warnings: [...judgeEviction(evictions, acceptEvictionRisk), ...unidentified] };
+  return { warnings: [...judgeEviction(evictions, { acceptEvictionRisk }), ...unidentified] };
 }
