@@ -165,6 +165,7 @@ describe.each([memoryCapableKind, redisCapableKind])('permits through LockManage
     await locks.using(
       'pool',
       async (outer) => {
+        expect(locks.current()).toBe(outer);
         await locks.using('pool', (inner) => expect(inner).toBe(outer), { limit: 2 });
         expect(await rejection(locks.using('pool', () => 1, { limit: 4 }))).toBeInstanceOf(LockConfigurationError);
         expect(locks.heldCount).toBe(1);

@@ -63,8 +63,9 @@ export const DEFAULT_DRAIN_TIMEOUT = 5000;
 
 /**
  * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
- * bounded backoff), renews them, scopes them to async flows, and releases them on close.
- * `LockService` is this engine as a Nest provider.
+ * bounded backoff), renews them, scopes them to async flows, and releases them on close. With `limit` or
+ * `mode` in a call's options, a lease is one permit of a semaphore or readers-writer lock (a `Lock` of its
+ * own, waiting in the store's line). `LockService` is this engine as a Nest provider.
  */
 export class LockManager {
   /** The store leases live in. */
@@ -154,6 +155,8 @@ export class LockManager {
    * after its validity (sent + ttl − drift) is released and asked for again within the wait.
    * @throws LockNotAcquiredError when it is still held after the wait
    * @throws LockStoreError when the store fails, or its last grant came back too late; LockKeyError for a bad key
+   * @throws LockConfigurationError for a `limit` or `mode` on a store without permits, or one that disagrees
+   *   with the shape the key is in use with
    */
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
     return this.acquireWith(key, this.settingsOf(options, 'acquire'));
