@@ -11,7 +11,8 @@ type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
  * At bootstrap, finds every `@WithLock` method of the application's providers and controllers: binds
  * their instances to this application's LockService (so two apps in one process keep their own locks)
  * and binds each key template to its method, failing the bootstrap with a `LockConfigurationError` for a
- * placeholder that could come from two places or from none, before the first call instead of at it.
+ * placeholder that could come from two places or from none, or for a `limit` or `mode` on a store without
+ * permits, before the first call instead of at it.
  */
 @Injectable()
 export class LockExplorer implements OnModuleInit {
@@ -41,6 +42,7 @@ export class LockExplorer implements OnModuleInit {
         locked = true;
         // request-scoped classes are checked too: their templates do not depend on the instance
         definition.prepare(prototype.constructor as object, method as object, modulePath);
+        definition.checkPermits(this.service.store);
       }
       if (locked && wrapper.isDependencyTreeStatic()) bindInstance(instance, this.service);
     }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { AcquireTrace, GivenBackGrant, LockObserver } from '../events/lock-observer.js';
 import type { AcquireRequest, DirectGrant, LockStore, ReleaseWatch } from '../interfaces/lock-store.interface.js';
@@ -16,12 +17,12 @@ import type { Lock } from './lock.js';
 import { shuttingDownError, type ShutdownGate } from './shutdown-gate.js';
 
 /** How an acquisition ended: a grant, or a refusal with the holder's remaining lease. */
-type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
+export type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
 /** One try at the store: an outcome, or a late grant given back (`retry`: the wait has time left to ask again). */
-type Attempt = Outcome | GivenBackGrant;
+export type Attempt = Outcome | GivenBackGrant;
 
 /** One acquisition under way: what each of its store calls and waits needs. */
-interface Acquisition {
+export interface Acquisition {
   readonly key: string;
   /** The random token every attempt of this acquisition asks with. */
   readonly token: string;
@@ -32,7 +33,7 @@ interface Acquisition {
 }
 
 /** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
-interface Refusal {
+export interface Refusal {
   readonly sentAt: number;
   readonly remainingTtl: number | undefined;
 }
@@ -57,11 +58,11 @@ export interface AcquirerParts {
  * while the wait lasts.
  */
 export class Acquirer {
-  private readonly store: LockStore;
-  private readonly observer: LockObserver;
-  private readonly leases: LeaseBook;
+  protected readonly store: LockStore;
+  protected readonly observer: LockObserver;
+  protected readonly leases: LeaseBook;
   private readonly queues: Map<string, LocalQueue>;
-  private readonly shutdown: ShutdownGate;
+  protected readonly shutdown: ShutdownGate;
 
   constructor({ store, observer, leases, queues, shutdown }: AcquirerParts) {
     this.store = store;
@@ -85,7 +86,8 @@ export class Acquirer {
     } catch (error) {
       // a refusal or a failure because the service shuts down is part of the shutdown, not an outage to log
       if (this.shutdown.begun) this.observer.finished(trace, undefined);
-      else this.observer.failed(trace, error);
+      // a permit request whose shape disagrees with its key's: the caller's mistake, no store failure
+      else if (!(error instanceof LockConfigurationError)) this.observer.failed(trace, error);
       throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
     }
     this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
@@ -93,7 +95,7 @@ export class Acquirer {
   }
 
   /** Asks the store at once when nobody here waits for the key; else lines up behind those who do. */
-  private async acquireWithPolicy(acquisition: Acquisition): Promise<Attempt> {
+  protected async acquireWithPolicy(acquisition: Acquisition): Promise<Attempt> {
     const { key, settings, trace } = acquisition;
     const queue = this.queues.get(key);
     if (queue) {
@@ -101,14 +103,7 @@ export class Acquirer {
       if (settings.wait === 0) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
       return this.waitInQueue(acquisition, queue);
     }
-    const waiting = settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
-    let sentAt: number;
-    let first: Attempt;
-    do {
-      sentAt = performance.now();
-      first = await this.attempt(acquisition, waiting);
-      // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
-    } while (retrying(first));
+    const { sentAt, first } = await this.firstAttempt(acquisition);
     if (!('remainingTtl' in first)) return first;
     this.observer.contended(trace, first.remainingTtl);
     if (settings.wait === 0) return first;
@@ -116,6 +111,23 @@ export class Acquirer {
     let joined = this.queues.get(key);
     if (!joined) this.queues.set(key, (joined = new LocalQueue()));
     return this.waitInQueue(acquisition, joined, { sentAt, remainingTtl: first.remainingTtl });
+  }
+
+  /**
+   * The first ask of an acquisition (with a place in the store's line when it may wait), asked again while a
+   * late grant was given back and the wait lasts; `sentAt`: when its last try was sent.
+   */
+  protected async firstAttempt(acquisition: Acquisition): Promise<{ sentAt: number; first: Attempt }> {
+    const { wait } = acquisition.settings;
+    const waiting = wait > 0 ? { again: false, ttl: wait } : undefined;
+    let sentAt: number;
+    let first: Attempt;
+    do {
+      sentAt = performance.now();
+      first = await this.attempt(acquisition, waiting);
+      // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
+    } while (retrying(first));
+    return { sentAt, first };
   }
 
   /** Waits for its turn in the key's local queue until the deadline, then for the key as the queue's head. */
@@ -142,7 +154,7 @@ export class Acquirer {
    * granted it directly or handed over, if anything. Ends with a grant, a refusal at the deadline, or a late
    * grant with no time left to ask again.
    */
-  private async waitAsHead(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
+  protected async waitAsHead(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
     const { key, token, settings, trace, deadline } = acquisition;
     if (this.shutdown.begun) throw shuttingDownError(key);
     const { watch, covered } = await this.watchReleases(key, queue, refused);
@@ -248,6 +260,8 @@ export class Acquirer {
     try {
       result = await this.shutdown.track(this.store.acquire(acquireRequest(key, token, settings, waiting)));
     } catch (error) {
+      // a request whose shape disagrees with its key's was refused, nothing granted: the caller's mistake
+      if (error instanceof LockConfigurationError) throw error;
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.shutdown.track(this.store.release(key, token)).catch(() => undefined);
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
@@ -302,6 +316,6 @@ function retrying(attempt: Attempt): boolean {
 }
 
 /** Whether an acquisition ended with a grant (not when it failed, timed out, or is still under way). */
-function isGrant(attempt: Attempt | undefined): boolean {
+export function isGrant(attempt: Attempt | undefined): boolean {
   return attempt !== undefined && 'lock' in attempt;
 }

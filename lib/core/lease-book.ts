@@ -8,6 +8,7 @@ import { checkTtlForStore } from '../options/lease-bounds.js';
 import { validateTtl, type LockSettings } from '../options/lock-settings.js';
 import { acquireRequest } from './acquire-request.js';
 import type { HandOverOffer } from './hand-over-offer.js';
+import { LeasesByKey, type HeldLeases } from './held-leases.js';
 import type { HoldTimes } from './hold-times.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import type { LocalQueue } from './local-queue.js';
@@ -23,6 +24,8 @@ export interface LeaseBookParts {
   readonly shutdown: ShutdownGate;
   /** Where each released lease's hold time is counted, for `retryAfter` estimates. */
   readonly holdTimes: HoldTimes;
+  /** How the held leases are kept: one per key (a mutex, by default) or several (permits). */
+  readonly held?: HeldLeases;
 }
 
 /** A lease the store granted to `token` from a request sent at `sentAt`, with the settings it was asked with. */
@@ -52,7 +55,7 @@ type Ending =
  * (one `released` or `lost`), and ends the ones still held at shutdown. Every `Lock` it grants calls back here.
  */
 export class LeaseBook implements LeaseController {
-  private readonly held = new Map<string, Lock>();
+  private readonly held: HeldLeases;
   private readonly renewer: LeaseRenewer;
   private readonly store: LockStore;
   private readonly observer: LockObserver;
@@ -62,7 +65,8 @@ export class LeaseBook implements LeaseController {
   /** Called whenever a lease stops being held, for the shutdown's drain. */
   private readonly releaseListeners = new Set<() => void>();
 
-  constructor({ store, observer, queues, shutdown, holdTimes }: LeaseBookParts) {
+  constructor({ store, observer, queues, shutdown, holdTimes, held }: LeaseBookParts) {
+    this.held = held ?? new LeasesByKey();
     this.store = store;
     this.observer = observer;
     this.queues = queues;
@@ -79,14 +83,14 @@ export class LeaseBook implements LeaseController {
     return this.held.size;
   }
 
-  /** The lease held on `key` in this process, if any. */
+  /** The lease held on `key` in this process that keeps every other acquisition of it out, if any. */
   holderOf(key: string): Lock | undefined {
-    return this.held.get(key);
+    return this.held.excluderOf(key);
   }
 
-  /** Whether `lock` is the lease held on its key. */
+  /** Whether `lock` is held by this book. */
   holds(lock: Lock): boolean {
-    return this.held.get(lock.key) === lock;
+    return this.held.has(lock);
   }
 
   /** The share of a `ttl` ms lease kept back for clock drift: the store's own rule, else the default. */
@@ -97,7 +101,8 @@ export class LeaseBook implements LeaseController {
   /** Starts holding a lease the store granted, renewed when its settings say so. */
   grant({ key, token, settings, fence, sentAt }: Grant): Lock {
     const lock = new Lock({ key, token, ttl: settings.ttl, fence, sentAt }, this);
-    this.held.set(key, lock);
+    if (settings.shape) lock.shape = settings.shape;
+    this.held.add(lock);
     this.renewer.add(lock, settings.autoRenew ? 'renew' : 'watch');
     return lock;
   }
@@ -153,7 +158,7 @@ export class LeaseBook implements LeaseController {
    */
   forget(lock: Lock): void {
     this.renewer.remove(lock);
-    if (this.held.get(lock.key) === lock) this.held.delete(lock.key);
+    this.held.delete(lock);
     for (const listener of [...this.releaseListeners]) listener();
   }
 
@@ -167,7 +172,7 @@ export class LeaseBook implements LeaseController {
    * comes first, then ends the leases still held (their signals abort with reason `shutdown`).
    */
   async drain(deadline: number): Promise<void> {
-    await Promise.all([...this.held.values()].map((lock) => this.drainLease(lock, deadline)));
+    await Promise.all([...this.held].map((lock) => this.drainLease(lock, deadline)));
   }
 
   /** How `lock` is to end: kept for `keepFor` ms, handed to the waiter next in this process, or deleted. */
@@ -247,13 +252,13 @@ export class LeaseBook implements LeaseController {
         resolve();
       };
       const check = (): void => {
-        if (this.held.get(lock.key) !== lock) done();
+        if (!this.held.has(lock)) done();
       };
       const timer = setTimeout(done, Math.max(0, Math.min(deadline, lock.validUntil) - performance.now()));
       this.releaseListeners.add(check);
       check();
     });
-    if (this.held.get(lock.key) !== lock) return;
+    if (!this.held.has(lock)) return;
     this.lose(lock, 'shutdown');
     // a failed release was reported (and logged) as a store-error event; the lease ends by its TTL
     await lock.release().catch(() => false);

@@ -8,6 +8,8 @@ import { Acquirer } from './acquirer.js';
 import { HoldTimes } from './hold-times.js';
 import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
+import { PermitEngine, permitInfo } from './permit-engine.js';
+import { hasPermits } from '../stores/permits/permits-of.js';
 import { logLockEvents } from '../events/lock-event-logger.js';
 import { LockEvents, type LockEventListener, type LockEventName } from '../events/lock-events.js';
 import { LockObserver } from '../events/lock-observer.js';
@@ -61,8 +63,9 @@ export const DEFAULT_DRAIN_TIMEOUT = 5000;
 
 /**
  * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
- * bounded backoff), renews them, scopes them to async flows, and releases them on close.
- * `LockService` is this engine as a Nest provider.
+ * bounded backoff), renews them, scopes them to async flows, and releases them on close. With `limit` or
+ * `mode` in a call's options, a lease is one permit of a semaphore or readers-writer lock (a `Lock` of its
+ * own, waiting in the store's line). `LockService` is this engine as a Nest provider.
  */
 export class LockManager {
   /** The store leases live in. */
@@ -80,6 +83,8 @@ export class LockManager {
   private readonly shutdown: ShutdownGate;
   private readonly leases: LeaseBook;
   private readonly acquirer: Acquirer;
+  /** Semaphores and readers-writer locks, from the first call that asks for a `limit` or `mode`. */
+  private permits?: PermitEngine;
   private closing?: Promise<void>;
   /** How a locked scope takes its keys: as `acquire` does, reusing what the flow holds of this manager. */
   private readonly scopeHost: ScopeHost = {
@@ -150,6 +155,8 @@ export class LockManager {
    * after its validity (sent + ttl − drift) is released and asked for again within the wait.
    * @throws LockNotAcquiredError when it is still held after the wait
    * @throws LockStoreError when the store fails, or its last grant came back too late; LockKeyError for a bad key
+   * @throws LockConfigurationError for a `limit` or `mode` on a store without permits, or one that disagrees
+   *   with the shape the key is in use with
    */
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
     return this.acquireWith(key, this.settingsOf(options, 'acquire'));
@@ -158,7 +165,7 @@ export class LockManager {
   /** Acquires with settings already resolved; a refusal is a `LockNotAcquiredError` that says when to retry. */
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const attempt = await this.acquirer.acquire(this.checkedKey(key, settings), settings);
+    const attempt = await this.acquirerFor(settings).acquire(this.checkedKey(key, settings), settings);
     if ('lock' in attempt) return attempt.lock;
     const error = withKeyTemplate(
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
@@ -175,8 +182,19 @@ export class LockManager {
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
     const settings = { ...this.settingsOf(options, 'tryAcquire'), wait: 0 };
-    const attempt = await this.acquirer.acquire(this.checkedKey(key, settings), settings);
+    const attempt = await this.acquirerFor(settings).acquire(this.checkedKey(key, settings), settings);
     return 'lock' in attempt ? attempt.lock : null;
+  }
+
+  /**
+   * The acquirer of a mutex lease, or of a permit when the settings ask for a `limit` or `mode`.
+   * @throws LockConfigurationError when they do and the store keeps no permits
+   */
+  private acquirerFor(settings: LockSettings): Acquirer {
+    if (!settings.shape) return this.acquirer;
+    const { observer, shutdown, holdTimes } = this;
+    this.permits ??= new PermitEngine(this.store, settings.shape, { observer, shutdown, holdTimes });
+    return this.permits.acquirer;
   }
 
   /** `key` if it is usable; else a `LockKeyError` that names the key's template, for clients. */
@@ -263,12 +281,18 @@ export class LockManager {
 
   /**
    * What the store knows about `key`: whether it is held, the remaining lease, the last fence, and who
-   * holds it (host, pid, label, since when); never the token.
+   * holds it (host, pid, label, since when); never the token. For a key used with permits (`limit` or
+   * `mode`): also how many hold one (`holders`) and its shape (`limit`, `mode`).
    */
   async inspect(key: string): Promise<LockInfo> {
     const valid = validateKey(key, this.maxKeyLength);
     try {
-      return toLockInfo(await this.store.inspect(valid));
+      const { store } = this;
+      const [lease, permits] = await Promise.all([
+        store.inspect(valid),
+        hasPermits(store) ? store.permits.inspect(valid) : undefined,
+      ]);
+      return (permits && permitInfo(permits)) ?? toLockInfo(lease);
     } catch (error) {
       this.observer.storeError('inspect', valid, error);
       throw error;
@@ -281,12 +305,12 @@ export class LockManager {
    */
   current(key?: string): Lock | undefined {
     if (key !== undefined) return heldInFlow(this, key);
-    return currentFrame()?.innermost.find((lock) => this.leases.holds(lock));
+    return currentFrame()?.innermost.find((lock) => this.leases.holds(lock) || this.permits?.leases.holds(lock));
   }
 
-  /** Number of leases this manager holds right now. */
+  /** Number of leases (permits included) this manager holds right now. */
   get heldCount(): number {
-    return this.leases.size;
+    return this.leases.size + (this.permits?.leases.size ?? 0);
   }
 
   /**
@@ -319,8 +343,11 @@ export class LockManager {
   /** The steps of {@link close}, once. */
   private async closeInOrder(): Promise<void> {
     this.leases.stopRenewals();
+    this.permits?.leases.stopRenewals();
     for (const queue of this.queues.values()) queue.wake();
-    await this.leases.drain(performance.now() + this.drainTimeout);
+    this.permits?.acquirer.wakeWaiters();
+    const deadline = performance.now() + this.drainTimeout;
+    await Promise.all([this.leases.drain(deadline), this.permits?.leases.drain(deadline)]);
     // a grant or release that was on its way when the shutdown began is answered before the store closes
     await this.shutdown.answered();
     if (this.closeStore) await this.store.close();

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
+import type { PermitShape } from '../interfaces/permit-store.interface.js';
 
 /** What a Lock needs from whoever granted it, to extend and release itself. */
 export interface LeaseController {
@@ -44,6 +45,8 @@ export class Lock {
   #released = false;
   /** @internal what the manager's observer keeps about this lease from its grant to its end */
   observed?: object;
+  /** @internal for a permit, how its key shares them (set once, at grant); absent for a mutex lease */
+  shape?: PermitShape;
 
   /**
    * Made by the manager that grants the lease, not by application code. Not stripped from the `.d.ts`: a

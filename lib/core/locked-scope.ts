@@ -5,6 +5,7 @@ import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js'
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LockSettings } from '../options/lock-settings.js';
 import { heldInFlow } from './lock-context.js';
+import { reenter } from './permit-reentry.js';
 import type { Lock } from './lock.js';
 
 /** How a locked scope treats contention and release. @internal */
@@ -61,7 +62,7 @@ export async function takeScope(request: ScopeRequest, host: ScopeHost): Promise
 
 /**
  * Takes every key in a stable order (so two callers never deadlock on each other), reusing what this
- * flow already holds; on any failure releases what it took and rethrows.
+ * flow already holds when that covers the request (see `reenter`); on any failure releases what it took and rethrows.
  */
 async function takeAll({ keys, settings, keyTemplateOf }: ScopeRequest, host: ScopeHost): Promise<ScopeLocks> {
   const byKey = new Map<string, Lock>();
@@ -70,7 +71,7 @@ async function takeAll({ keys, settings, keyTemplateOf }: ScopeRequest, host: Sc
     for (const key of [...keys].sort()) {
       const reentrant = heldInFlow(host.owner, key);
       if (reentrant) {
-        byKey.set(key, reentrant);
+        byKey.set(key, reenter(reentrant, settings.shape));
         continue;
       }
       const template = keyTemplateOf?.(key);

@@ -6,39 +6,56 @@ export function shuttingDownError(key: string): LockStoreError {
   return new LockStoreError('acquire', key, undefined, 'the lock service is shutting down');
 }
 
+/** What every gate of one manager shares: whether its shutdown began, and its unanswered store calls. */
+interface GateState {
+  begun: boolean;
+  readonly pending: Set<Promise<unknown>>;
+}
+
 /**
  * What a manager's shutdown must know of its store calls: whether it has begun (from then on nothing new is
  * granted, and a grant still on its way is given back), and which calls are unanswered (the store is closed
  * only after them).
  */
 export class ShutdownGate {
-  #begun = false;
-  /** Store calls that a shutdown must see answered before it closes the store. */
-  private readonly pending = new Set<Promise<unknown>>();
+  /** Store calls that a shutdown must see answered before it closes the store, among them. */
+  private readonly state: GateState;
 
-  constructor(private readonly store: LockStore) {}
+  constructor(
+    private readonly store: LockStore,
+    state?: GateState,
+  ) {
+    this.state = state ?? { begun: false, pending: new Set() };
+  }
+
+  /** This gate for another store of the same manager (its permits): one shutdown, one set of pending calls. */
+  over(store: LockStore): ShutdownGate {
+    return new ShutdownGate(store, this.state);
+  }
 
   /** Set the moment `close()` is called, before anything is released: from then on nothing new is granted. */
   get begun(): boolean {
-    return this.#begun;
+    return this.state.begun;
   }
 
   /** The shutdown starts: every grant from now on is refused. */
   begin(): void {
-    this.#begun = true;
+    this.state.begun = true;
   }
 
   /** Keeps `call` among the pending calls until it settles. */
   track<T>(call: Promise<T>): Promise<T> {
-    this.pending.add(call);
-    const settled = (): void => void this.pending.delete(call);
+    const { pending } = this.state;
+    pending.add(call);
+    const settled = (): void => void pending.delete(call);
     call.then(settled, settled);
     return call;
   }
 
   /** Resolves once every tracked call is answered, those tracked while it waits included. */
   async answered(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    const { pending } = this.state;
+    while (pending.size > 0) await Promise.allSettled([...pending]);
   }
 
   /** Releases a grant that came while the service shuts down; returns the refusal for its caller. */

@@ -1,6 +1,10 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { PermitShape } from '../interfaces/permit-store.interface.js';
+import { checkPermitShape } from '../stores/permits/permit-shape.js';
+import { permitsOf } from '../stores/permits/permits-of.js';
 import type { LockManager } from '../core/lock-manager.js';
 import { KeyResolver } from '../keys/key-resolver.js';
 import { requestFor } from '../core/lock-context.js';
@@ -84,6 +88,19 @@ export class LockedMethod {
       owner,
       this.templates.map((template) => new KeyResolver(template, this.definition, sources)),
     );
+  }
+
+  /**
+   * Checks that `store` keeps the permits this method asks for (`limit` or `mode`); the module does this at
+   * bootstrap, so a semaphore on a store that cannot count its holders never starts.
+   * @throws LockConfigurationError naming `@WithLock(Class.method).limit` (or `.mode`) when it cannot
+   */
+  checkPermits(store: LockStore): void {
+    const { limit, mode } = this.definition.options;
+    if (limit === undefined && mode === undefined) return;
+    const scope = `@WithLock(${this.definition.label})`;
+    const shape = checkPermitShape({ limit, mode } as PermitShape, scope);
+    permitsOf(store, shape, `${scope}.${'limit' in shape ? 'limit' : 'mode'}`);
   }
 
   /**

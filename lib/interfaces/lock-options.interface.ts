@@ -1,5 +1,6 @@
 import type { Duration } from '../utils/duration.js';
 import type { BackoffOptions } from '../utils/backoff.js';
+import type { PermitMode } from './permit-store.interface.js';
 
 /**
  * What a `retryAfter` function is told about a refused acquisition, to choose how many seconds a client
@@ -71,13 +72,28 @@ export interface LockOptions {
    * or the key template's usual hold, whichever is smaller, at least 1 s
    */
   readonly retryAfter?: RetryAfter;
+  /**
+   * Make the key a semaphore: up to `limit` holders at once, each with a permit of its own (own token,
+   * expiry, renewal, fence). Every caller of one key must ask for the same limit while any permit or waiter
+   * of it lasts; another limit is a `LockConfigurationError`, never a silently larger semaphore. Not with
+   * `mode`. Needs a store with permits (`RedisLockStore`, `MemoryLockStore`). @default none: a mutex
+   */
+  readonly limit?: number;
+  /**
+   * Make the key a readers-writer lock: `'read'` permits are shared with every other reader, a `'write'`
+   * permit excludes every reader, writer and mutex lease of the key. `'write'` alone is a permit of that
+   * readers-writer resource (not a plain mutex), so readers and writers of one key agree on its shape; a
+   * waiting writer is served before readers that came after it. Not with `limit`. Needs a store with permits.
+   * @default none: a mutex
+   */
+  readonly mode?: PermitMode;
 }
 
 /**
  * Defaults shared by every acquisition of one manager or module: the fields of {@link LockOptions} that are
- * not about one caller (`label` and `metricKey` are), and the longest key.
+ * not about one caller (`label` and `metricKey` are, and a key's `limit` or `mode`), and the longest key.
  */
-export interface LockDefaults extends Omit<LockOptions, 'label' | 'metricKey'> {
+export interface LockDefaults extends Omit<LockOptions, 'label' | 'metricKey' | 'limit' | 'mode'> {
   /** Longest accepted key, in UTF-8 bytes (before the prefix). @default 1024 */
   readonly maxKeyLength?: number;
 }

@@ -1,5 +1,7 @@
 import type { LockDefaults, LockOptions, RetryAfter } from '../interfaces/lock-options.interface.js';
+import type { PermitShape } from '../interfaces/permit-store.interface.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { checkPermitShape } from '../stores/permits/permit-shape.js';
 import type { BackoffOptions } from '../utils/backoff.js';
 import { MAX_DURATION, toMilliseconds } from '../utils/duration.js';
 import { BACKOFF_OPTIONS, checkOptionNames } from './option-names.js';
@@ -18,6 +20,8 @@ export interface LockSettings {
   readonly metricKey?: string;
   /** What a refused acquisition tells clients to wait, in seconds; the manager's estimate when absent. */
   readonly retryAfter?: RetryAfter;
+  /** How the key shares its permits (`limit` or `mode`); absent for a mutex. */
+  readonly shape?: PermitShape;
 }
 
 /** The built-in defaults, frozen. */
@@ -62,6 +66,7 @@ export function resolveSettings(
   const metricKey = resolveText(base.metricKey, (options as LockOptions).metricKey, name('metricKey'));
   const retryAfter =
     options.retryAfter === undefined ? base.retryAfter : validateRetryAfter(name('retryAfter'), options.retryAfter);
+  const shape = resolveShape(base.shape, options as LockOptions, scope);
   return {
     ttl: options.ttl === undefined ? base.ttl : validateTtl(name('ttl'), options.ttl),
     wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), { zero: 'allowed' }),
@@ -71,7 +76,15 @@ export function resolveSettings(
     ...(label === undefined ? {} : { label }),
     ...(metricKey === undefined ? {} : { metricKey }),
     ...(retryAfter === undefined ? {} : { retryAfter }),
+    ...(shape === undefined ? {} : { shape }),
   };
+}
+
+/** The permit shape `options` ask for (`limit` or `mode`, checked), else the one of `base`. */
+function resolveShape(base: PermitShape | undefined, options: LockOptions, scope: string): PermitShape | undefined {
+  const { limit, mode } = options;
+  if (limit === undefined && mode === undefined) return base;
+  return checkPermitShape({ limit, mode } as PermitShape, scope);
 }
 
 /** Checks a lease length: a duration of at least {@link MIN_TTL}. */

@@ -54,6 +54,8 @@ const LOCK_OPTIONS = {
   label: true,
   metricKey: true,
   retryAfter: true,
+  limit: true,
+  mode: true,
 } as const satisfies OptionNames<LockOptions>;
 
 /** What `onContention` and `holdAtLeast` mean outside `@WithLock`: nothing, and what to do instead. */
@@ -96,6 +98,8 @@ export const MODULE_OPTIONS: OptionsKind = {
     isGlobal: 'it is an option of forRoot() / forRootAsync() themselves, not of the options a factory returns',
     label: 'it names one acquisition: give it per call or per @WithLock',
     metricKey: 'it names one acquisition: give it per call or per @WithLock',
+    limit: "it is the shape of one key's locks: give it per call or per @WithLock",
+    mode: "it is the shape of one key's locks: give it per call or per @WithLock",
     ...DECORATOR_ONLY,
   },
 };
@@ -140,6 +144,8 @@ export const TRY_OPTIONS: OptionsKind = {
     label: true,
     metricKey: true,
     retryAfter: true,
+    limit: true,
+    mode: true,
   } as const satisfies OptionNames<Omit<LockOptions, 'wait'>>,
   elsewhere: {
     ...DECORATOR_ONLY,
