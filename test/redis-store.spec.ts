@@ -710,6 +710,19 @@ describe('RedisLockStore permissions', () => {
     expect(performance.now() - released).toBeLessThan(1500);
     expect(next.fence).toBeGreaterThan(lock.fence!);
     await next.release();
+    // permits too: a semaphore's and a readers-writer lock's, with a waiter woken by the release
+    const permits = await Promise.all([0, 1].map(() => holder.acquire('least:quota', { limit: 2, fencing: true })));
+    const third = waiter.acquire('least:quota', { limit: 2, wait: 5000, retry: { minDelay: 3000, maxDelay: 3000 } });
+    expect(await waiter.inspect('least:quota')).toMatchObject({ held: true, holders: 2, limit: 2 });
+    const freed = performance.now();
+    await permits[0].release();
+    await (await third).release();
+    expect(performance.now() - freed).toBeLessThan(1500);
+    await permits[1].release();
+    const reader = await holder.acquire('least:prices', { mode: 'read' });
+    const writer = waiter.acquire('least:prices', { mode: 'write', wait: 5000 });
+    await reader.release();
+    await (await writer).release();
     expect(failures).toEqual([]);
   });
 

@@ -23,7 +23,11 @@ export function lockUserRules(prefix: string): string[] {
       'hget',
       'hdel',
       'mget',
+      'lrange',
     ],
+    // the permits' (semaphores, readers-writer locks)
+    ...['zadd', 'zrange', 'zrangebyscore', 'zremrangebyscore', 'zrem', 'zscore', 'zcard'],
+    ...['hexists', 'hincrby', 'pexpireat', 'incr'],
     ...['publish', 'spublish', 'subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe'],
     ...['ping', 'info', 'config|get', 'wait'],
   ];
