@@ -340,7 +340,7 @@ export class LockManager {
     return this.closing;
   }
 
-  /** The steps of {@link close}, once. */
+  /** The steps of `close()`, once. */
   private async closeInOrder(): Promise<void> {
     this.leases.stopRenewals();
     this.permits?.leases.stopRenewals();

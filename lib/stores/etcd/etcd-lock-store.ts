@@ -141,7 +141,7 @@ export class EtcdLockStore implements LockStore {
     return outcome;
   }
 
-  /** See {@link EtcdLeaseBook.renew}. */
+  /** See `EtcdLeaseBook.renew`. */
   extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     return this.book.renew(renewals);
   }

@@ -21,7 +21,7 @@ export interface RenewalRound {
  * One renewal round: EXTEND_MANY on every node (one script run per node). A lease is renewed when a quorum
  * extended it while validity was left, counted from the moment that quorum had answered. Unlike the other
  * rounds it waits for every node (up to the timeout), not just for the quorum: the nodes that answered
- * "missing" then get the lease back in the same round ({@link regrantLostCopies}, which says why that is safe).
+ * "missing" then get the lease back in the same round (`regrantLostCopies`, which says why that is safe).
  * @returns by renewal, `true` when renewed, `false` when lost, the error when that cannot be told
  */
 export async function renewOnQuorum(

@@ -154,7 +154,7 @@ export class RedlockStore implements LockStore {
     return this.renew(renewals, 'renew');
   }
 
-  /** See {@link inspectOnQuorum}. */
+  /** See `inspectOnQuorum`. */
   async inspect(key: string): Promise<LockState> {
     return inspectOnQuorum(this.nodes, key, this.keysOf(key));
   }
