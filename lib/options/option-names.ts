@@ -35,28 +35,28 @@ export interface OptionsKind {
   readonly elsewhere?: Readonly<Record<string, string>>;
 }
 
-const LOCK_DEFAULTS = {
+/** The options of one lease that a call and the module's defaults share. */
+const LEASE_OPTIONS = {
   ttl: true,
   wait: true,
   retry: true,
   autoRenew: true,
   fencing: true,
-  maxKeyLength: true,
   retryAfter: true,
-} as const satisfies OptionNames<LockDefaults>;
+} as const;
+
+const LOCK_DEFAULTS = { ...LEASE_OPTIONS, maxKeyLength: true } as const satisfies OptionNames<LockDefaults>;
 
 const LOCK_OPTIONS = {
-  ttl: true,
-  wait: true,
-  retry: true,
-  autoRenew: true,
-  fencing: true,
+  ...LEASE_OPTIONS,
   label: true,
   metricKey: true,
-  retryAfter: true,
   limit: true,
   mode: true,
 } as const satisfies OptionNames<LockOptions>;
+
+/** {@link LOCK_OPTIONS} but `wait`: what `tryAcquire()` takes. */
+const { wait: _neverWaits, ...TRY_OPTION_NAMES } = LOCK_OPTIONS;
 
 /** What `onContention` and `holdAtLeast` mean outside `@WithLock`: nothing, and what to do instead. */
 const DECORATOR_ONLY = {
@@ -136,17 +136,7 @@ export const CALL_OPTIONS: OptionsKind = { title: 'lock options', names: LOCK_OP
 /** Options of `tryAcquire()`, which never waits. */
 export const TRY_OPTIONS: OptionsKind = {
   title: 'tryAcquire() options',
-  names: {
-    ttl: true,
-    retry: true,
-    autoRenew: true,
-    fencing: true,
-    label: true,
-    metricKey: true,
-    retryAfter: true,
-    limit: true,
-    mode: true,
-  } as const satisfies OptionNames<Omit<LockOptions, 'wait'>>,
+  names: TRY_OPTION_NAMES satisfies OptionNames<Omit<LockOptions, 'wait'>>,
   elsewhere: {
     ...DECORATOR_ONLY,
     wait: 'tryAcquire() never waits; use acquire(key, { wait }) to wait for the lock',
