@@ -20,15 +20,14 @@ const holder = new LockManager({ store: other });
 /** The per-key state of a manager and its store: every map that a key could be left behind in. */
 function state(of: LockManager, on: RedisLockStore): Record<string, number> {
   const internals = of as unknown as {
-    held: Map<unknown, unknown>;
     queues: Map<unknown, unknown>;
-    renewer: { size: number };
+    leases: { renewer: { size: number } };
   };
   const subscriber = (on as unknown as { subscriber?: { channels: Map<unknown, unknown> } }).subscriber;
   return {
-    held: internals.held.size,
+    held: of.heldCount,
     queues: internals.queues.size,
-    renewed: internals.renewer.size,
+    renewed: internals.leases.renewer.size,
     channels: subscriber?.channels.size ?? 0,
   };
 }
