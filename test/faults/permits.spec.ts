@@ -108,10 +108,12 @@ describe('permits of one key under faults', () => {
       const { sections, crowds, mostInside } = outcome.census;
       const straddling = sections.filter((s) => s.enteredAt <= restartedAt && (s.exitedAt ?? Infinity) > restartedAt);
       const after = sections.filter((s) => s.enteredAt > restartedAt);
+      const writer = sections.find((s) => s.sid === 'p0:1');
+      const toldBefore = writer?.lost && writer.exitedAt ? `${writer.exitedAt - writer.lost.at} ms` : 'never';
       scenario.record(
         outcome,
         '1 restart (data lost)',
-        `${crowds.length} entries beside the writer that Redis forgot, which was told; up to ${mostInside.read} readers at once`,
+        `${crowds.length} entries beside the writer that Redis forgot, told ${toldBefore} before it left; up to ${mostInside.read} readers at once`,
       );
 
       expect(outcome.violations).toEqual([]);
