@@ -5,7 +5,14 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startChild, type ChildHandle } from '../support/child-process.js';
-import { FencedResource, LostUpdateCounter, type InvariantReport } from '../support/invariants.js';
+import {
+  FencedResource,
+  HolderCensus,
+  LostUpdateCounter,
+  mayShare,
+  type CensusReport,
+  type InvariantReport,
+} from '../support/invariants.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 import type { WorkerConfig, WorkerResult } from './worker.js';
 
@@ -23,7 +30,15 @@ export interface ScenarioOptions {
     Partial<
       Pick<
         WorkerConfig,
-        'retry' | 'announce' | 'deadlineMs' | 'maxRetriesPerRequest' | 'gapMs' | 'bypassLock' | 'pauseAt' | 'etcdHosts'
+        | 'retry'
+        | 'announce'
+        | 'deadlineMs'
+        | 'maxRetriesPerRequest'
+        | 'gapMs'
+        | 'bypassLock'
+        | 'pauseAt'
+        | 'etcdHosts'
+        | 'permits'
       >
     >;
   readonly perWorker?: (index: number) => Partial<WorkerConfig>;
@@ -45,6 +60,8 @@ export interface ScenarioOptions {
 export interface ScenarioOutcome {
   readonly results: WorkerResult[];
   readonly report: InvariantReport;
+  /** Who was inside with whom, when the workers take permits (`worker.permits`). */
+  readonly census: CensusReport;
   /** Every broken invariant, described; empty when all held. */
   readonly violations: string[];
   /** From `go` to the last result. */
@@ -88,6 +105,7 @@ export class Scenario {
   readonly data = new Redis(testRedisUrl());
   readonly counter = new LostUpdateCounter(this.data, this.checkerPrefix);
   readonly resource = new FencedResource(this.data, this.checkerPrefix);
+  readonly census: HolderCensus;
   readonly children: ChildHandle[] = [];
   private readonly killed = new Set<number>();
   private readonly dir = mkdtempSync(join(tmpdir(), 'nestjs-lock-faults-'));
@@ -95,6 +113,7 @@ export class Scenario {
   private startedAt = 0;
 
   private constructor(readonly options: ScenarioOptions) {
+    this.census = new HolderCensus(this.data, this.checkerPrefix, options.worker.permits?.limit);
     writeFileSync(this.tokensFile, '');
   }
 
@@ -151,7 +170,7 @@ export class Scenario {
   /** Resolves once at least `count` sections are inside at once (an overlap the checkers will judge). */
   async inside(count: number, timeout = 20_000): Promise<void> {
     const deadline = performance.now() + timeout;
-    while ((await this.resource.inside()).length < count) {
+    while ((await this.checker.inside()).length < count) {
       if (performance.now() > deadline) throw new Error(`fewer than ${count} sections inside within ${timeout} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -161,7 +180,12 @@ export class Scenario {
   async kill(index: number): Promise<string[]> {
     this.killed.add(index);
     await this.children[index].kill('SIGKILL');
-    return this.resource.forgetKilled(`p${index}`);
+    return this.checker.forgetKilled(`p${index}`);
+  }
+
+  /** What counts who is inside: the census on a key shared by permits, else the fenced resource. */
+  private get checker(): HolderCensus | FencedResource {
+    return this.options.worker.permits ? this.census : this.resource;
   }
 
   /** Waits for every live worker's result (at most until the scenario's bound) and judges the run. */
@@ -183,11 +207,13 @@ export class Scenario {
     );
     const elapsedMs = performance.now() - this.startedAt;
     const report = await this.resource.report(this.counter);
+    const census = await this.census.report();
     const { leaked, chars } = this.leakedTokens();
     return {
       results,
       report,
-      violations: this.judge(results, report, elapsedMs, leaked),
+      census,
+      violations: [...this.judge(results, report, elapsedMs, leaked), ...this.judgeCrowds(census)],
       elapsedMs,
       leakedTokens: leaked,
       logChars: chars,
@@ -196,19 +222,22 @@ export class Scenario {
 
   /** Appends this scenario's row to the fault table. */
   record(outcome: ScenarioOutcome, faults: string, notes?: string): void {
-    const { results, report } = outcome;
+    const { results, report, census } = outcome;
+    const shared = this.options.worker.permits !== undefined;
+    const sections = shared ? census.sections : report.sections;
     recordRow({
       scenario: this.options.name,
       processes: this.options.processes,
       // a killed worker reports nothing: count the calls that got it into a section
       operations:
         results.reduce((sum, r) => sum + r.attempts, 0) +
-        report.sections.filter((s) => [...this.killed].some((index) => s.sid.startsWith(`p${index}:`))).length,
-      sections: report.sections.length,
+        sections.filter((s) => [...this.killed].some((index) => s.sid.startsWith(`p${index}:`))).length,
+      sections: sections.length,
       faults,
-      staleRefused: report.fenced.staleRefused,
-      overlaps: report.overlaps.length,
-      lostSignalled: report.sections.filter((s) => s.lost && s.lost.reason !== 'killed').length,
+      // permits carry fences, but the census (who is inside with whom) is what judges a shared key
+      staleRefused: shared ? undefined : report.fenced.staleRefused,
+      overlaps: shared ? census.crowds.length : report.overlaps.length,
+      lostSignalled: sections.filter((s) => s.lost && s.lost.reason !== 'killed').length,
       violations: outcome.violations.length,
       seconds: Math.round(outcome.elapsedMs / 100) / 10,
       notes,
@@ -253,6 +282,30 @@ export class Scenario {
         violations.push(`${r.id} waited ${r.maxAcquireMs} ms to enter, over ${callBound}`);
       if (r.maxFailedMs > callBound) violations.push(`${r.id} took ${r.maxFailedMs} ms to fail, over ${callBound}`);
       if (r.maxReleaseMs > 2 * commandTimeout + 1000) violations.push(`${r.id} took ${r.maxReleaseMs} ms to release`);
+    }
+    return violations;
+  }
+
+  /**
+   * Judges each crowd the census saw that the key's shape refuses (more permits than places, a writer or a
+   * mutex beside anyone): a violation unless leases can be lost and the holders never told of it could share.
+   */
+  private judgeCrowds(census: CensusReport): string[] {
+    const told = new Set(census.sections.filter((s) => s.lost).map((s) => s.sid));
+    const limit = this.options.worker.permits?.limit ?? 0;
+    const violations: string[] = [];
+    for (const { members } of census.crowds) {
+      const crowd = members.map((m) => `${m.sid} (${m.kind})`).join(', ');
+      const untold = members.filter((m) => !told.has(m.sid));
+      if (!this.options.leasesCanBeLost) violations.push(`${crowd} were inside at once`);
+      else if (
+        !mayShare(
+          untold.map((m) => m.kind),
+          limit,
+        )
+      ) {
+        violations.push(`${crowd} were inside at once, and ${untold.map((m) => m.sid).join(', ')} were never told`);
+      }
     }
     return violations;
   }

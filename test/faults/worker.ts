@@ -21,7 +21,7 @@ import {
   type LockStore,
 } from '../../lib/index.js';
 import { blockEventLoop } from '../support/faults.js';
-import { FencedResource, LostUpdateCounter } from '../support/invariants.js';
+import { FencedResource, HolderCensus, LostUpdateCounter, type HolderKind } from '../support/invariants.js';
 
 /** What a worker does; given as JSON in `WORKER_CONFIG`. */
 export interface WorkerConfig {
@@ -62,6 +62,18 @@ export interface WorkerConfig {
   readonly blockMs?: number;
   /** Every token this process sends is appended here, so the test can look for it in the logs. */
   readonly tokensFile: string;
+  /** Take permits of the key instead of its mutex; the sections are then counted by a HolderCensus. */
+  readonly permits?: WorkerPermits;
+}
+
+/** How a worker's sections share the key: a semaphore, or readers and writers, with mutex sections beside. */
+export interface WorkerPermits {
+  /** A semaphore of this many places; without it, a readers-writer lock. */
+  readonly limit?: number;
+  /** On a readers-writer lock, the share of sections that write. @default 0 */
+  readonly writeShare?: number;
+  /** The share of sections that take the key's mutex instead of a permit. @default 0 */
+  readonly mutexShare?: number;
 }
 
 /** What a worker reports on its last line, `result <json>`. */
@@ -108,8 +120,18 @@ const describe = (value: unknown): string =>
 process.on('unhandledRejection', (reason) => result.unhandled.push(`unhandled rejection: ${describe(reason)}`));
 process.on('uncaughtException', (error) => result.unhandled.push(`uncaught exception: ${describe(error)}`));
 
-/** The Redis store, noting every token it is asked to use. */
+/** The Redis store, noting every token it is asked to use (its permits' too). */
 class RecordingStore extends RedisLockStore {
+  constructor(...args: ConstructorParameters<typeof RedisLockStore>) {
+    super(...args);
+    const permits = this.permits;
+    const acquire = permits.acquire.bind(permits);
+    permits.acquire = (request) => {
+      appendFileSync(config.tokensFile, `${request.token}\n`);
+      return acquire(request);
+    };
+  }
+
   override acquire(request: AcquireRequest): Promise<AcquireResult> {
     appendFileSync(config.tokensFile, `${request.token}\n`);
     return super.acquire(request);
@@ -139,6 +161,7 @@ const store: LockStore = lockClient
 const data = new Redis(config.dataUrl);
 const counter = new LostUpdateCounter(data, config.checkerPrefix);
 const resource = new FencedResource(data, config.checkerPrefix);
+const census = new HolderCensus(data, config.checkerPrefix);
 const pending = new Set<Promise<unknown>>();
 
 @Module({ imports: [LockModule.forRoot({ store, fencing: true })] })
@@ -166,25 +189,35 @@ await go;
 /** What a section uses of its lock. */
 type Held = Pick<Lock, 'fence' | 'isHeld' | 'signal'>;
 
-async function section(lock: Held, sid: string, n: number): Promise<void> {
-  const fence = lock.fence!;
+/** Counts the lease of `sid` as lost, where `note` records it, when its signal aborts. */
+function noteLoss(lock: Held, sid: string, note: (sid: string, reason: string) => Promise<void>): void {
   lock.signal.addEventListener(
     'abort',
     () => {
       const reason = (lock.signal.reason as LockLostError).reason;
       result.lost[reason] = (result.lost[reason] ?? 0) + 1;
-      const noted = resource.lost(sid, reason).catch((error: unknown) => result.unexpected.push(describe(error)));
+      const noted = note(sid, reason).catch((error: unknown) => result.unexpected.push(describe(error)));
       pending.add(noted);
     },
     { once: true },
   );
+}
+
+/** The time a section spends inside: a hold, a pause until `continue`, or a blocked event loop. */
+async function stay(sid: string, n: number): Promise<void> {
+  if (config.blockAtSection === n) blockEventLoop(config.blockMs ?? 0);
+  else if (config.pauseAt === sid) await resumed;
+  else await sleep(config.holdMs);
+}
+
+async function section(lock: Held, sid: string, n: number): Promise<void> {
+  const fence = lock.fence!;
+  noteLoss(lock, sid, (id, reason) => resource.lost(id, reason));
   await resource.enter(sid, fence);
   if (config.announce) console.log(`entered ${sid}`);
   const value = await counter.read();
   const fencedValue = await resource.read(fence);
-  if (config.blockAtSection === n) blockEventLoop(config.blockMs ?? 0);
-  else if (config.pauseAt === sid) await resumed;
-  else await sleep(config.holdMs);
+  await stay(sid, n);
   // the unfenced write is only as safe as this check: fine while leases hold, not when Redis forgets them
   const unfenced = lock.isHeld ? 'written' : 'skipped';
   if (unfenced === 'written') await counter.write(value + 1);
@@ -193,6 +226,25 @@ async function section(lock: Held, sid: string, n: number): Promise<void> {
   if (fencedValue !== undefined) fenced = (await resource.write(fence, fencedValue + 1)) ? 'accepted' : 'refused-write';
   await resource.exit(sid, { exitedAt: Date.now(), unfenced, fenced, heldAtExit: lock.isHeld });
 }
+
+/** A section of a key shared by permits: the census counts who is inside with it. */
+async function sharedSection(lock: Held, sid: string, n: number, kind: HolderKind): Promise<void> {
+  noteLoss(lock, sid, (id, reason) => census.lost(id, reason));
+  await census.enter(sid, kind);
+  if (config.announce) console.log(`entered ${sid}`);
+  await stay(sid, n);
+  await census.exit(sid, lock.isHeld);
+}
+
+/** The kind of this worker's next section, drawn by its `permits` shares. */
+function drawKind(permits: WorkerPermits): HolderKind {
+  if (Math.random() < (permits.mutexShare ?? 0)) return 'mutex';
+  if (permits.limit !== undefined) return 'permit';
+  return Math.random() < (permits.writeShare ?? 0) ? 'write' : 'read';
+}
+
+const shapeOf = (kind: HolderKind) =>
+  kind === 'permit' ? { limit: config.permits!.limit } : kind === 'mutex' ? {} : { mode: kind };
 
 const begun = performance.now();
 for (let n = 1; !stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs; n++) {
@@ -206,17 +258,18 @@ for (let n = 1; !stopping && result.completed < config.sections && performance.n
       result.completed++;
       continue;
     }
+    const kind = config.permits && drawKind(config.permits);
     await locks.using(
       config.resource,
       async (lock) => {
         result.maxAcquireMs = Math.max(result.maxAcquireMs, performance.now() - calledAt);
         try {
-          await section(lock, sid, n);
+          await (kind ? sharedSection(lock, sid, n, kind) : section(lock, sid, n));
         } finally {
           leftAt = performance.now();
         }
       },
-      { ttl: config.ttl, wait: config.wait, retry: config.retry },
+      { ttl: config.ttl, wait: config.wait, retry: config.retry, ...(kind && shapeOf(kind)) },
     );
     result.completed++;
   } catch (error) {

@@ -234,3 +234,146 @@ export class FencedResource {
     };
   }
 }
+
+/** The kind of holder a section is: a semaphore permit, a reader, a writer, or the key's mutex. */
+export type HolderKind = 'permit' | 'read' | 'write' | 'mutex';
+
+/**
+ * Whether holders of these kinds may be inside at once on one key whose semaphore has `limit` places: a
+ * mutex or a writer only alone, readers together, at most `limit` permits.
+ */
+export function mayShare(kinds: readonly HolderKind[], limit: number): boolean {
+  if (kinds.length > 1 && kinds.some((kind) => kind === 'mutex' || kind === 'write')) return false;
+  return kinds.filter((kind) => kind === 'permit').length <= limit;
+}
+
+/** One section counted by the census. */
+export interface CensusSection {
+  readonly sid: string;
+  readonly kind: HolderKind;
+  readonly enteredAt: number;
+  readonly exitedAt?: number;
+  /** `lock.isHeld` when the section ended. */
+  readonly heldAtExit?: boolean;
+  /** Why and when the holder's signal aborted, or `killed` for a section whose process was killed. */
+  readonly lost?: { readonly reason: string; readonly at: number };
+}
+
+/** The sections inside at once when one of them entered (that one first). */
+export interface Crowd {
+  readonly members: ReadonlyArray<{ readonly sid: string; readonly kind: HolderKind }>;
+}
+
+/** Everything the census counted in one scenario. */
+export interface CensusReport {
+  readonly sections: CensusSection[];
+  /** Every crowd seen at an entry that `mayShare` refuses. */
+  readonly crowds: Crowd[];
+  /** The most holders of each kind seen inside at once. */
+  readonly mostInside: Record<HolderKind, number>;
+}
+
+const CENSUS_ENTER = `
+-- who was inside before this section, as sid=kind
+local others = redis.call('HGETALL', KEYS[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3] .. ' ' .. ARGV[2])
+local crowd = { ARGV[1] .. '=' .. ARGV[2] }
+for i = 1, #others, 2 do crowd[#crowd + 1] = others[i] .. '=' .. others[i + 1] end
+-- every crowd is kept, in the order of the entries: the report judges each against the key's shape
+redis.call('RPUSH', KEYS[2], table.concat(crowd, ' '))
+return #others
+`;
+
+/**
+ * Who is inside a key shared by permits (a semaphore, readers and writers, mutex sections beside them): each
+ * entry is counted atomically with the holders already inside, so that the report can judge every crowd
+ * against the key's shape. Lives in the checkers' Redis, which the scenario never faults.
+ */
+export class HolderCensus {
+  private readonly keys;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    /** The semaphore's places, for judging crowds of permits. */
+    private readonly limit = 0,
+  ) {
+    const key = (name: string) => `${prefix}census:${name}`;
+    this.keys = {
+      inside: key('inside'),
+      crowds: key('crowds'),
+      entered: key('entered'),
+      exits: key('exits'),
+      lost: key('lost'),
+    };
+  }
+
+  /** A section of `kind` starts: returns how many other sections are inside right now. */
+  async enter(sid: string, kind: HolderKind, at = Date.now()): Promise<number> {
+    const { inside, crowds, entered } = this.keys;
+    return Number(await this.redis.eval(CENSUS_ENTER, 3, inside, crowds, entered, sid, kind, String(at)));
+  }
+
+  /** A section ends. */
+  async exit(sid: string, heldAtExit: boolean, at = Date.now()): Promise<void> {
+    const exit = JSON.stringify({ exitedAt: at, heldAtExit });
+    await this.redis.multi().hdel(this.keys.inside, sid).hset(this.keys.exits, sid, exit).exec();
+  }
+
+  /** The holder of `sid` was told its lease is lost. */
+  async lost(sid: string, reason: string, at = Date.now()): Promise<void> {
+    await this.redis.hset(this.keys.lost, sid, `${reason} ${at}`);
+  }
+
+  /** The sections inside right now. */
+  async inside(): Promise<string[]> {
+    return this.redis.hkeys(this.keys.inside);
+  }
+
+  /** Takes the sections of a killed process out: they will never exit by themselves. */
+  async forgetKilled(processId: string, at = Date.now()): Promise<string[]> {
+    const killed = (await this.inside()).filter((sid) => sid.startsWith(`${processId}:`));
+    for (const sid of killed) {
+      await this.redis.multi().hdel(this.keys.inside, sid).hset(this.keys.lost, sid, `killed ${at}`).exec();
+    }
+    return killed;
+  }
+
+  /** Everything counted so far, with every crowd judged. */
+  async report(): Promise<CensusReport> {
+    const k = this.keys;
+    const [entered, exits, lost, lines] = await Promise.all([
+      this.redis.hgetall(k.entered),
+      this.redis.hgetall(k.exits),
+      this.redis.hgetall(k.lost),
+      this.redis.lrange(k.crowds, 0, -1),
+    ]);
+    const sections = Object.entries(entered).map(([sid, text]): CensusSection => {
+      const [at, kind] = text.split(' ');
+      const exit = exits[sid] ? (JSON.parse(exits[sid]) as Pick<CensusSection, 'exitedAt' | 'heldAtExit'>) : {};
+      const [reason, lostAt] = lost[sid]?.split(' ') ?? [];
+      return {
+        sid,
+        kind: kind as HolderKind,
+        enteredAt: Number(at),
+        ...exit,
+        ...(reason ? { lost: { reason, at: Number(lostAt) } } : {}),
+      };
+    });
+    const mostInside: Record<HolderKind, number> = { permit: 0, read: 0, write: 0, mutex: 0 };
+    const crowds: Crowd[] = [];
+    for (const line of lines) {
+      const members = line.split(' ').map((entry) => {
+        const [sid, kind] = entry.split('=');
+        return { sid, kind: kind as HolderKind };
+      });
+      const kinds = members.map((member) => member.kind);
+      for (const kind of Object.keys(mostInside) as HolderKind[]) {
+        mostInside[kind] = Math.max(mostInside[kind], kinds.filter((each) => each === kind).length);
+      }
+      if (!mayShare(kinds, this.limit)) crowds.push({ members });
+    }
+    return { sections: sections.sort((a, b) => a.enteredAt - b.enteredAt), crowds, mostInside };
+  }
+}
