@@ -11,6 +11,7 @@ import { commandsPerAcquisition } from './tables/commands.js';
 import { http } from './tables/http.js';
 import { greedyInProcess, handoffInProcess } from './tables/in-process.js';
 import { greedyInProcesses, handoffInProcesses } from './tables/processes.js';
+import { readersWriterInProcess, semaphoreInProcess } from './tables/permits.js';
 import { LEASES, RENEW_TTL, renewal } from './tables/renewal.js';
 import { uncontendedLatency, uncontendedThroughput } from './tables/uncontended.js';
 import { consensusPrice } from './tables/consensus.js';
@@ -38,6 +39,8 @@ const SCENARIOS: readonly Scenario[] = [
   renewal,
   http,
   consensusPrice,
+  semaphoreInProcess,
+  readersWriterInProcess,
 ];
 
 const only = flags.only ? new Set(flags.only.split(',').map(Number)) : undefined;
