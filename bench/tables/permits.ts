@@ -102,6 +102,7 @@ export const semaphoreInProcess: Scenario = {
         { key: 'gapP50', label: 'gap p50 ms' },
         { key: 'gapP99', label: 'gap p99 ms' },
         { key: 'gapMax', label: 'gap max ms' },
+        { key: 'waitP50', label: 'wait p50 ms' },
         { key: 'waitP99', label: 'wait p99 ms' },
         { key: 'jain', label: 'Jain' },
         { key: 'commands', label: 'cmds/grant' },
@@ -130,6 +131,7 @@ export const semaphoreInProcess: Scenario = {
           gapP50: s.gap.p50,
           gapP99: s.gap.p99,
           gapMax: s.gap.max,
+          waitP50: s.wait.p50,
           waitP99: s.wait.p99,
           jain: s.jain,
           commands: counted.perAcquisition,
@@ -144,8 +146,10 @@ export const semaphoreInProcess: Scenario = {
         'grants/s. Greedy: a worker asks again right after its release returns (5 of 8 always wait).',
       `Contenders take turns in slices of ${SLICE_MS} ms, each on its own key.`,
       `Gap: the k-th grant of a run can only use the permit freed by the (k − ${LIMIT})-th release; from that ` +
-        'release (the holder calling release) to the grant, when the grantee was already waiting then. Wait: from ' +
-        'calling acquire to holding a permit. Jain index over per-worker grant counts.',
+        'release (the holder calling release) to the grant, when the grantee was already waiting then (a worker ' +
+        'that asks again right after its release and finds a permit free counts when another release came ' +
+        'after its request). Wait: from calling acquire to holding a permit. Jain index over per-worker grant ' +
+        'counts.',
       `Most inside / over ${LIMIT}: workers count themselves in between a grant and their call to release; a grant ` +
         `that finds ${LIMIT} inside is a violation (printed at once on stderr).`,
       `Commands per grant: INFO commandstats deltas over the measured slices (commands inside Lua scripts ` +
