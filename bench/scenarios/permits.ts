@@ -8,6 +8,24 @@ import type { Grant } from './contention.js';
 export interface PermitGrant extends Grant {
   /** The mode it held, on a readers-writer key. */
   readonly mode?: PermitMode;
+  /** The event-loop turn in which the worker called acquire (see {@link loopTurn}). */
+  readonly wantTurn: number;
+}
+
+let turns = 0;
+let openTurn: number | undefined;
+
+/**
+ * A number for the event-loop turn the caller runs in: the same for every call until the loop's next check
+ * phase (one `setImmediate`, scheduled only when asked, so the loop never spins). Callers of one turn, such as
+ * workers whose timers fired together, send their requests in an order their call order does not decide.
+ */
+export function loopTurn(): number {
+  if (openTurn === undefined) {
+    openTurn = ++turns;
+    setImmediate(() => (openTurn = undefined));
+  }
+  return openTurn;
 }
 
 /** A grant that broke the key's rule: who was inside when it began. */
@@ -94,6 +112,7 @@ async function permitWorker(
     const ask = options.draw(worker);
     const mode = 'mode' in ask ? ask.mode : undefined;
     const wantAt = now();
+    const wantTurn = loopTurn();
     const held = await session.acquire(options.key, ask);
     const acquiredAt = now();
     occupancy.enter(worker, mode, acquiredAt);
@@ -101,7 +120,7 @@ async function permitWorker(
     const releaseAt = now();
     occupancy.leave(mode, releaseAt);
     await held.release();
-    grants.push({ worker, wantAt, acquiredAt, releaseAt, ...(mode ? { mode } : {}) });
+    grants.push({ worker, wantAt, wantTurn, acquiredAt, releaseAt, ...(mode ? { mode } : {}) });
   }
   return grants;
 }
@@ -205,6 +224,8 @@ export interface ReadersWriterSummary {
    * longest stretch of a writer's wait in which it was still overtaken.
    */
   readonly overtakenFor: number;
+  /** Writers that a reader asking in a later event-loop turn got in before (writer preference says none). */
+  readonly overtakenByLaterTurn: number;
   /** The most readers that asked before one writer and got in while it waited (ahead of it in line). */
   readonly mostEarlierReaders: number;
   readonly jain: number;
@@ -219,6 +240,7 @@ export function summarizeReadersWriter(runs: readonly PermitRun[]): ReadersWrite
   let overtakenWriters = 0;
   let mostOvertakes = 0;
   let overtakenFor = 0;
+  let overtakenByLaterTurn = 0;
   let mostEarlierReaders = 0;
   let mostReaders = 0;
   let violations = 0;
@@ -235,6 +257,7 @@ export function summarizeReadersWriter(runs: readonly PermitRun[]): ReadersWrite
       const during = reads.filter((r) => r.acquiredAt > writer.wantAt && r.acquiredAt < writer.acquiredAt);
       const later = during.filter((r) => r.wantAt > writer.wantAt);
       if (later.length > 0) overtakenWriters++;
+      if (later.some((reader) => reader.wantTurn > writer.wantTurn)) overtakenByLaterTurn++;
       mostOvertakes = Math.max(mostOvertakes, later.length);
       for (const reader of later) overtakenFor = Math.max(overtakenFor, reader.wantAt - writer.wantAt);
       mostEarlierReaders = Math.max(mostEarlierReaders, during.length - later.length);
@@ -257,6 +280,7 @@ export function summarizeReadersWriter(runs: readonly PermitRun[]): ReadersWrite
     overtakenWriters,
     mostOvertakes,
     overtakenFor,
+    overtakenByLaterTurn,
     mostEarlierReaders,
     jain: jainIndex(perWorker),
     violations,

@@ -198,6 +198,7 @@ export const readersWriterInProcess: Scenario = {
         { key: 'overtaken', label: 'writers overtaken' },
         { key: 'mostOvertakes', label: 'most later readers first' },
         { key: 'overtakenFor', label: 'overtaken up to ms' },
+        { key: 'laterTurn', label: 'overtaken from a later turn' },
         { key: 'earlier', label: 'most earlier readers first' },
         { key: 'jain', label: 'Jain' },
         { key: 'commands', label: 'cmds/grant' },
@@ -237,6 +238,7 @@ export const readersWriterInProcess: Scenario = {
           overtaken: s.overtakenWriters,
           mostOvertakes: s.mostOvertakes,
           overtakenFor: s.overtakenFor,
+          laterTurn: s.overtakenByLaterTurn,
           earlier: s.mostEarlierReaders,
           jain: s.jain,
           commands: counted.perAcquisition,
@@ -251,8 +253,10 @@ export const readersWriterInProcess: Scenario = {
         'is time-weighted over the time any reader is inside. Writer wait: from calling acquire to holding the key.',
       'Overtaking: for each writer, the readers granted while it waited. Later readers first: those that called ' +
         'acquire after the writer did (writer preference says none); writers overtaken: writers with at least one; ' +
-        'overtaken up to: how long after a writer asked the latest such reader asked (a reader asking within a ' +
-        'round trip of the writer may reach Redis first: that is a race of the requests, not a queue jump). ' +
+        'overtaken up to: how long after a writer asked the latest such reader asked. Workers whose timers fire ' +
+        'together call acquire in one event-loop turn, and their requests reach Redis in an order the call order ' +
+        'does not decide (a race of requests, not a queue jump); overtaken from a later turn counts the writers ' +
+        'overtaken by a reader that called acquire in a later turn than the writer (whose request is then normally on its way already). ' +
         'Earlier readers first: those that asked before the writer and went in while it waited (ahead of it in ' +
         'line, allowed). "After" is by the workers’ clock at the call, before any request reaches Redis.',
       'Violations: a reader granted while a writer is inside, or a writer granted while anyone is (printed at ' +
