@@ -256,7 +256,8 @@ export const readersWriterInProcess: Scenario = {
         'overtaken up to: how long after a writer asked the latest such reader asked. Workers whose timers fire ' +
         'together call acquire in one event-loop turn, and their requests reach Redis in an order the call order ' +
         'does not decide (a race of requests, not a queue jump); overtaken from a later turn counts the writers ' +
-        'overtaken by a reader that called acquire in a later turn than the writer (whose request is then normally on its way already). ' +
+        'overtaken by a reader that called acquire in a later turn than the writer (whose request is then normally on its way already; on separate connections, requests ' +
+        'a fraction of a ms apart may still reach Redis in either order). ' +
         'Earlier readers first: those that asked before the writer and went in while it waited (ahead of it in ' +
         'line, allowed). "After" is by the workers’ clock at the call, before any request reaches Redis.',
       'Violations: a reader granted while a writer is inside, or a writer granted while anyone is (printed at ' +
