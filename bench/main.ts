@@ -4,13 +4,14 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { BenchContext, Scenario } from './context.js';
 import { FLOOR_POLL_MS, REFERENCES, contendersFor } from './libraries.js';
-import { renderTable, renderTargets, type Table } from './report.js';
+import { renderTable, renderTargets, spliceResults, type Table } from './report.js';
 import { CommandLog } from './support/command-log.js';
 import { BenchRedis } from './support/redis.js';
 import { commandsPerAcquisition } from './tables/commands.js';
 import { http } from './tables/http.js';
 import { greedyInProcess, handoffInProcess } from './tables/in-process.js';
 import { greedyInProcesses, handoffInProcesses } from './tables/processes.js';
+import { readersWriterInProcess, semaphoreInProcess } from './tables/permits.js';
 import { LEASES, RENEW_TTL, renewal } from './tables/renewal.js';
 import { uncontendedLatency, uncontendedThroughput } from './tables/uncontended.js';
 import { consensusPrice } from './tables/consensus.js';
@@ -38,6 +39,8 @@ const SCENARIOS: readonly Scenario[] = [
   renewal,
   http,
   consensusPrice,
+  semaphoreInProcess,
+  readersWriterInProcess,
 ];
 
 const only = flags.only ? new Set(flags.only.split(',').map(Number)) : undefined;
@@ -89,6 +92,17 @@ async function main(): Promise<void> {
   const targetText = renderTargets(judgeTargets(tables, context.commands, { leases: LEASES, ttl: RENEW_TTL }));
   console.log(`\n## Targets\n\n${targetText}`);
   if (flags['no-write']) return;
+  if (only) {
+    // a partial run replaces its own sections only: the rest, and the targets, stay from the last full run
+    const runLine =
+      `- scenarios ${[...only].join(', ')} rerun alone: ${new Date().toISOString()}, nestjs-lock at ${gitRevision()}, ` +
+      `load average (1 min) ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after, ` +
+      `${context.durationMs / 1000} s per contender`;
+    const rendered = tables.map((table) => ({ id: table.id, text: renderTable(table, REFERENCES) }));
+    writeFileSync(flags.out as string, spliceResults(readFileSync(flags.out as string, 'utf8'), rendered, runLine));
+    console.log(`\nwrote scenarios ${[...only].join(', ')} into ${flags.out}`);
+    return;
+  }
   const own = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
   const machine = [
     `- date: ${new Date().toISOString()}`,

@@ -87,3 +87,32 @@ export function renderTargets(sections: readonly TargetSection[]): string {
     })
     .join('\n\n');
 }
+
+/** A scenario's rendered table, for {@link spliceResults}. */
+export interface RenderedTable {
+  readonly id: number;
+  readonly text: string;
+}
+
+/**
+ * A results document with the sections of `tables` put in (a section of the same number replaced, a new one in
+ * number order) and `runLine` added to the machine list in place of an earlier line that starts alike; every
+ * other section, and the targets, stay as an earlier full run wrote them.
+ */
+export function spliceResults(existing: string, tables: readonly RenderedTable[], runLine: string): string {
+  const resultsAt = existing.indexOf('\n## Results\n');
+  const targetsAt = existing.indexOf('\n## Targets\n');
+  if (resultsAt < 0 || targetsAt < resultsAt) throw new Error('results file without ## Results and ## Targets');
+  const header = existing.slice(0, resultsAt).trimEnd().split('\n');
+  const sameRun = runLine.slice(0, runLine.indexOf(':') + 1);
+  const machine = [...header.filter((line) => !line.startsWith(sameRun)), runLine];
+  const body = existing.slice(existing.indexOf('\n', resultsAt + 1) + 1, targetsAt).trim();
+  const sections = new Map<number, string>();
+  for (const section of body.split(/\n(?=### \d+\. )/)) {
+    const id = Number(/^### (\d+)\./.exec(section)?.[1]);
+    if (!Number.isNaN(id)) sections.set(id, section.trim());
+  }
+  for (const table of tables) sections.set(table.id, table.text);
+  const ordered = [...sections].sort((a, b) => a[0] - b[0]).map(([, text]) => text);
+  return [...machine, '', '## Results', '', ordered.join('\n\n'), existing.slice(targetsAt)].join('\n');
+}

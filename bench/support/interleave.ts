@@ -15,11 +15,11 @@ export interface SliceTotals<R> {
 }
 
 /** How an interleaved run opens, runs and closes what one contender needs. */
-export interface Slicing<S, R> {
+export interface Slicing<S, R, L = Library> {
   readonly sliceMs: number;
-  open(library: Library): Promise<S>;
+  open(library: L): Promise<S>;
   close(opened: S): Promise<void>;
-  run(opened: S, library: Library, ms: number): Promise<R>;
+  run(opened: S, library: L, ms: number): Promise<R>;
   /** Acquisitions in one slice's result. */
   count(result: R): number;
 }
@@ -28,14 +28,14 @@ export interface Slicing<S, R> {
  * Runs every contender in turn, `sliceMs` at a time, until each had the run's duration: load from anything
  * else on the machine then falls on all of them alike. Client CPU is this process's, server CPU redis-server's.
  */
-export async function interleaved<S, R>(
+export async function interleaved<S, R, L = Library>(
   context: BenchContext,
-  libraries: readonly Library[],
-  slicing: Slicing<S, R>,
-): Promise<Map<Library, SliceTotals<R>>> {
+  libraries: readonly L[],
+  slicing: Slicing<S, R, L>,
+): Promise<Map<L, SliceTotals<R>>> {
   await context.redis.reset();
-  const opened = new Map<Library, S>();
-  const totals = new Map<Library, SliceTotals<R>>();
+  const opened = new Map<L, S>();
+  const totals = new Map<L, SliceTotals<R>>();
   try {
     for (const library of libraries) {
       opened.set(library, await slicing.open(library));
