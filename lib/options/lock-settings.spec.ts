@@ -1,16 +1,11 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
 import { DEFAULT_SETTINGS, resolveSettings } from './lock-settings.js';
+import { refusalOf } from '../../test/support/refusal.js';
 
 /** The error `resolveSettings` throws for `options`, or a failure when it throws none. */
 function refusal(options: unknown, scope?: string): LockConfigurationError {
-  try {
-    resolveSettings(DEFAULT_SETTINGS, options as LockOptions, scope);
-  } catch (error) {
-    expect(error).toBeInstanceOf(LockConfigurationError);
-    return error as LockConfigurationError;
-  }
-  throw new Error(`resolveSettings accepted ${JSON.stringify(options)}`);
+  return refusalOf(() => resolveSettings(DEFAULT_SETTINGS, options as LockOptions, scope), options);
 }
 
 describe('resolveSettings', () => {

@@ -1,16 +1,11 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { MemoryLockStore } from '../stores/memory/memory.store.js';
 import { checkModuleOptions } from './module-options.js';
+import { refusalOf } from '../../test/support/refusal.js';
 
 /** The error `checkModuleOptions` throws for `options`, or a failure when it throws none. */
 function refusal(options: unknown): LockConfigurationError {
-  try {
-    checkModuleOptions(options);
-  } catch (error) {
-    expect(error).toBeInstanceOf(LockConfigurationError);
-    return error as LockConfigurationError;
-  }
-  throw new Error(`checkModuleOptions accepted ${JSON.stringify(options)}`);
+  return refusalOf(() => checkModuleOptions(options), options);
 }
 
 describe('checkModuleOptions', () => {

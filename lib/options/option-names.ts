@@ -167,27 +167,26 @@ export const REPLICA_ACK_OPTIONS: OptionsKind = {
   names: { replicas: true, timeout: true } as const satisfies OptionNames<ReplicaAckOptions>,
 };
 
+/** What every store on an ioredis client takes: the client and how it shares out keys and notices. */
+const REDIS_CLIENT_OPTIONS = {
+  client: true,
+  keyPrefix: true,
+  ownsClient: true,
+  releaseNotices: true,
+  handoffWindow: true,
+} as const;
+
 /** `RedisPermitStore` constructor options. */
 export const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
   title: 'RedisPermitStore options',
-  names: {
-    client: true,
-    keyPrefix: true,
-    ownsClient: true,
-    releaseNotices: true,
-    handoffWindow: true,
-  } as const satisfies OptionNames<RedisPermitStoreOptions>,
+  names: REDIS_CLIENT_OPTIONS satisfies OptionNames<RedisPermitStoreOptions>,
 };
 
 /** `RedisLockStore` constructor options. */
 export const REDIS_STORE_OPTIONS: OptionsKind = {
   title: 'RedisLockStore options',
   names: {
-    client: true,
-    keyPrefix: true,
-    ownsClient: true,
-    releaseNotices: true,
-    handoffWindow: true,
+    ...REDIS_CLIENT_OPTIONS,
     replicaAck: true,
     acceptEvictionRisk: true,
   } as const satisfies OptionNames<RedisLockStoreOptions>,
@@ -267,6 +266,23 @@ export const HEALTH_CHECK_OPTIONS: OptionsKind = {
   title: 'health check options',
   names: { timeout: true } as const satisfies OptionNames<LockStoreCheckOptions>,
 };
+
+/** How a store's options object is named in a refusal: the option, and what it should look like. */
+export interface OptionsObjectShape {
+  readonly option: string;
+  readonly expected: string;
+}
+
+/**
+ * Checks that a store's options are an object of known option names.
+ * @throws LockConfigurationError naming `shape.option` for anything but an object, or the first unknown name
+ */
+export function checkOptionsObject(options: unknown, kind: OptionsKind, shape: OptionsObjectShape): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigurationError(shape.option, options, shape.expected);
+  }
+  checkOptionNames(options, kind);
+}
 
 /**
  * Refuses a name `options` has that `kind` does not know, with a `LockConfigurationError` that names the

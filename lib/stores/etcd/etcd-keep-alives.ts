@@ -1,5 +1,6 @@
 import type { EtcdDuplexStream, EtcdKeepAlive, Etcd3Client } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
+import { openOnCurrentMember } from './member-stream.js';
 
 type Stream = EtcdDuplexStream<{ ID: string }, EtcdKeepAlive> & { member?: Etcd3Client };
 
@@ -77,12 +78,9 @@ export class EtcdKeepAlives {
 
   private open(): Promise<Stream> {
     if (this.stream) return this.stream;
-    const opening = this.members().then(async (members) => {
-      const member = members.current();
-      const stream = (await member.leaseClient.leaseKeepAlive()) as Stream;
-      stream.member = member;
-      return stream;
-    });
+    const opening = this.members().then((members) =>
+      openOnCurrentMember(members, async (member) => (await member.leaseClient.leaseKeepAlive()) as Stream),
+    );
     this.stream = opening;
     opening.then(
       (stream) => {

@@ -79,7 +79,7 @@ export class EtcdLockStore implements LockStore {
     this.client.catch(() => undefined);
     const members = (): Promise<EtcdMembers> => this.members;
     this.keepAlives = new EtcdKeepAlives(members, resolved.timeout);
-    this.watcher = new EtcdReleaseWatcher(members, WATCH_LINGER, resolved.timeout);
+    this.watcher = new EtcdReleaseWatcher(members, { linger: WATCH_LINGER, timeout: resolved.timeout });
     this.line = new EtcdLine(members, this.keepAlives, resolved.sessionTtl);
     this.pool = new EtcdLeasePool(() => this.client, this.keepAlives);
     this.book = new EtcdLeaseBook({

@@ -1,6 +1,6 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
-import { checkOptionNames, ETCD_STORE_OPTIONS } from '../../options/option-names.js';
+import { checkOptionsObject, ETCD_STORE_OPTIONS } from '../../options/option-names.js';
 import type { Etcd3Client } from './etcd-client.js';
 import type { EtcdLockStoreOptions } from '../../interfaces/etcd-store-options.interface.js';
 
@@ -22,10 +22,10 @@ export interface ResolvedEtcdOptions {
 
 /** Checks the options of an etcd store and fills in the defaults. */
 export function resolveEtcdOptions(options: EtcdLockStoreOptions): ResolvedEtcdOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new LockConfigurationError('etcd', options, 'expected { hosts: ["host:2379", ...] } or { client }');
-  }
-  checkOptionNames(options, ETCD_STORE_OPTIONS);
+  checkOptionsObject(options, ETCD_STORE_OPTIONS, {
+    option: 'etcd',
+    expected: 'expected { hosts: ["host:2379", ...] } or { client }',
+  });
   const client = options.client as unknown;
   if (client !== undefined && options.hosts !== undefined) {
     throw new LockConfigurationError('etcd.client', client, 'give "hosts" or "client", not both');

@@ -4,6 +4,7 @@ import { raceDeadline } from '../../utils/deadline.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import type { EtcdDuplexStream, EtcdWatchRequest, EtcdWatchResponse, Etcd3Client } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
+import { openOnCurrentMember } from './member-stream.js';
 import {
   createRequest,
   isRelease,
@@ -15,6 +16,14 @@ import {
 } from './etcd-watch-room.js';
 
 type Stream = EtcdDuplexStream<EtcdWatchRequest, EtcdWatchResponse> & { member?: Etcd3Client };
+
+/** How long a release watcher keeps and awaits its watches. */
+export interface WatchTiming {
+  /** ms a resource stays watched after its last waiter, so a busy key is not watched anew per wait. */
+  readonly linger: number;
+  /** ms a new watch waits for etcd's confirmation before it is handed out without it. */
+  readonly timeout: number;
+}
 
 /**
  * One watch stream per store, shared by the waiters of every key: each resource watched by this process is
@@ -34,16 +43,17 @@ export class EtcdReleaseWatcher {
   private closed = false;
   private following = false;
 
-  /**
-   * @param members the store's members
-   * @param linger ms a resource stays watched after its last waiter, so a busy key is not watched anew per wait
-   * @param timeout ms a new watch waits for etcd's confirmation before it is handed out without it
-   */
+  private readonly linger: number;
+  private readonly timeout: number;
+
+  /** @param members the store's members */
   constructor(
     private readonly members: () => Promise<EtcdMembers>,
-    private readonly linger: number,
-    private readonly timeout: number,
-  ) {}
+    timing: WatchTiming,
+  ) {
+    this.linger = timing.linger;
+    this.timeout = timing.timeout;
+  }
 
   /** How many watches of this process are open on the resource (one per waiting queue of a manager). */
   watchers(target: WatchedRoom): number {
@@ -140,10 +150,7 @@ export class EtcdReleaseWatcher {
             ),
         );
       }
-      const member = members.current();
-      const stream = (await member.watchClient.watch()) as Stream;
-      stream.member = member;
-      return stream;
+      return openOnCurrentMember(members, async (member) => (await member.watchClient.watch()) as Stream);
     });
     this.stream = opening;
     opening.then(

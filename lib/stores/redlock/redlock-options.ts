@@ -1,6 +1,6 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { checkOptionNames, REDLOCK_STORE_OPTIONS } from '../../options/option-names.js';
+import { checkOptionsObject, REDLOCK_STORE_OPTIONS } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
 import type { RedlockStoreOptions } from '../../interfaces/redlock-store-options.interface.js';
@@ -24,10 +24,10 @@ export interface RedlockStoreSettings {
  * @throws LockConfigurationError naming the option
  */
 export function checkRedlockStoreOptions(options: RedlockStoreOptions): RedlockStoreSettings {
-  if (typeof options !== 'object' || options === null) {
-    throw new LockConfigurationError('redlock', options, 'expected an options object with `nodes`');
-  }
-  checkOptionNames(options, REDLOCK_STORE_OPTIONS);
+  checkOptionsObject(options, REDLOCK_STORE_OPTIONS, {
+    option: 'redlock',
+    expected: 'expected an options object with `nodes`',
+  });
   const driftFactor = options.driftFactor ?? DEFAULT_DRIFT_FACTOR;
   if (typeof driftFactor !== 'number' || !(driftFactor >= 0 && driftFactor < 1 / 3)) {
     throw new LockConfigurationError(
