@@ -103,7 +103,10 @@ export class Acquirer {
       if (settings.wait === 0) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
       return this.waitInQueue(acquisition, queue);
     }
-    const { sentAt, first } = await this.firstAttempt(acquisition);
+    // the first try without another async layer (the uncontended path); a late grant given back asks again
+    let sentAt = performance.now();
+    let first = await this.attempt(acquisition, settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined);
+    if (retrying(first)) ({ sentAt, first } = await this.firstAttempt(acquisition));
     if (!('remainingTtl' in first)) return first;
     this.observer.contended(trace, first.remainingTtl);
     if (settings.wait === 0) return first;

@@ -49,6 +49,9 @@ type Ending =
   /** deleted */
   | { readonly way: 'delete' };
 
+/** The common ending, made once: a release is the uncontended path. */
+const DELETE: Ending = { way: 'delete' };
+
 /**
  * The leases a manager holds, one per key: grants them a renewal, extends and releases them (a release may
  * keep the key a while, or hand it to the next local waiter in the same store call), reports how each ends
@@ -181,9 +184,9 @@ export class LeaseBook implements LeaseController {
     if (keepFor !== undefined && keepFor > 0) return { way: 'keep', keptFor: keepFor };
     const { store } = this;
     // nor one released while the service shuts down
-    if (!handsOver(store) || this.shutdown.begun) return { way: 'delete' };
+    if (!handsOver(store) || this.shutdown.begun) return DELETE;
     const offer = this.queues.get(lock.key)?.takeOffer();
-    return offer ? { way: 'hand-over', offer, store } : { way: 'delete' };
+    return offer ? { way: 'hand-over', offer, store } : DELETE;
   }
 
   /** The store call that ends `lock` as `ending` says; `false` when the store no longer had our token. */

@@ -221,7 +221,14 @@ export class RedisLockStore implements LockStore, PermitCapable {
     // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
     // lingering after a wait, and must not hold the key back from us
     const ownListeners = this.usesLine ? UNCOUNTED_LISTENERS : this.subscriber?.isListening(keys.channel) ? 1 : 0;
-    const args = releaseArgs(token, { ...this.releaseCall(keys), ownListeners });
+    // one literal, no spread: this is the uncontended path
+    const args = releaseArgs(token, {
+      channel: keys.channel,
+      publish: this.publishCommand,
+      owner: this.owner,
+      handoffWindow: this.handoffWindow,
+      ownListeners,
+    });
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, RELEASE, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
