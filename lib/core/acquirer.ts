@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
@@ -266,7 +267,7 @@ export class Acquirer {
       // a request whose shape disagrees with its key's was refused, nothing granted: the caller's mistake
       if (error instanceof LockConfigurationError) throw error;
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
-      this.shutdown.track(this.store.release(key, token)).catch(() => undefined);
+      this.undoLostGrant(key, token, sentAt + settings.ttl);
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
     }
     if (!result.acquired) return { remainingTtl: result.remainingTtl };
@@ -274,6 +275,26 @@ export class Acquirer {
     const late = this.lateness(key, settings.ttl, sentAt + settings.ttl - this.leases.drift(settings.ttl));
     if (late) return this.giveBack(acquisition, late);
     return { lock: this.leases.grant({ key, token, settings, fence: result.fence, sentAt }) };
+  }
+
+  /**
+   * Releases, token-checked, a grant whose reply was lost. Retried while the store cannot be reached and the
+   * grant could still hold the key (`until`): a client that does not resend fails the first try at once
+   * while it reconnects, and a grant left there would keep the key from everyone for its whole ttl.
+   */
+  private undoLostGrant(key: string, token: string, until: number): void {
+    const undo = async (): Promise<void> => {
+      for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
+        try {
+          await this.store.release(key, token);
+          return;
+        } catch {
+          if (this.shutdown.begun || performance.now() + delay >= until) return;
+          await sleep(delay, undefined, { ref: false });
+        }
+      }
+    };
+    this.shutdown.track(undo()).catch(() => undefined);
   }
 
   /** How late a grant of a `ttl` ms lease valid until `validUntil` is now; `undefined` while it is valid. */
