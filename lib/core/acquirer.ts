@@ -31,6 +31,8 @@ export interface Acquisition {
   readonly trace: AcquireTrace;
   /** The `performance.now()` time its wait ends. */
   readonly deadline: number;
+  /** When its last request to the store was sent. */
+  sentAt: number;
 }
 
 /** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
@@ -73,14 +75,23 @@ export class Acquirer {
     this.shutdown = shutdown;
   }
 
-  /** Acquires `key` with the waiting policy and reports the acquisition as events. */
+  /**
+   * Acquires `key` with the waiting policy and reports the acquisition as events. The uncontended path (nobody
+   * here waits for the key, the store grants at once) is this method, one `attempt` and the store's own call:
+   * every other async layer costs each lease a promise and a microtask.
+   */
   async acquire(key: string, settings: LockSettings): Promise<Outcome> {
     if (this.shutdown.begun) throw shuttingDownError(key);
     const trace = this.observer.start(key, settings);
+    const deadline = trace.started + settings.wait;
+    const acquisition: Acquisition = { key, token: newToken(), settings, trace, deadline, sentAt: trace.started };
     let outcome: Outcome;
     try {
-      const deadline = trace.started + settings.wait;
-      const attempt = await this.acquireWithPolicy({ key, token: newToken(), settings, trace, deadline });
+      const queue = this.queues.get(key);
+      let attempt = queue
+        ? await this.behindLocalWaiters(acquisition, queue)
+        : await this.attempt(acquisition, firstWaiting(settings));
+      if (!isGrant(attempt)) attempt = await this.afterRefusal(acquisition, attempt);
       // the last grant came back late and the wait has no time left for another: nobody else need hold the key
       if ('late' in attempt) throw lateGrantError(attempt.late);
       outcome = attempt;
@@ -95,43 +106,35 @@ export class Acquirer {
     return outcome;
   }
 
-  /** Asks the store at once when nobody here waits for the key; else lines up behind those who do. */
-  protected async acquireWithPolicy(acquisition: Acquisition): Promise<Attempt> {
+  /** Others here wait for the key already: lines up behind them (unless this acquisition may not wait). */
+  private async behindLocalWaiters(acquisition: Acquisition, queue: LocalQueue): Promise<Attempt> {
     const { key, settings, trace } = acquisition;
-    const queue = this.queues.get(key);
-    if (queue) {
-      this.observer.contended(trace, this.leases.holderOf(key)?.remainingTime);
-      if (settings.wait === 0) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
-      return this.waitInQueue(acquisition, queue);
-    }
-    // the first try without another async layer (the uncontended path); a late grant given back asks again
-    let sentAt = performance.now();
-    let first = await this.attempt(acquisition, settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined);
-    if (retrying(first)) ({ sentAt, first } = await this.firstAttempt(acquisition));
-    if (!('remainingTtl' in first)) return first;
-    this.observer.contended(trace, first.remainingTtl);
-    if (settings.wait === 0) return first;
-    // another acquisition of the key may have made its queue while this one asked
-    let joined = this.queues.get(key);
-    if (!joined) this.queues.set(key, (joined = new LocalQueue()));
-    return this.waitInQueue(acquisition, joined, { sentAt, remainingTtl: first.remainingTtl });
+    const remainingTtl = this.leases.holderOf(key)?.remainingTime;
+    this.observer.contended(trace, remainingTtl);
+    return settings.wait === 0 ? { remainingTtl } : this.waitInQueue(acquisition, queue);
   }
 
   /**
-   * The first ask of an acquisition (with a place in the store's line when it may wait), asked again while a
-   * late grant was given back and the wait lasts; `sentAt`: when its last try was sent.
+   * The first ask found no grant: asks again while a late grant was given back and the wait lasts, and once
+   * refused, reports contention and waits (unless this acquisition may not).
    */
-  protected async firstAttempt(acquisition: Acquisition): Promise<{ sentAt: number; first: Attempt }> {
-    const { wait } = acquisition.settings;
-    const waiting = wait > 0 ? { again: false, ttl: wait } : undefined;
-    let sentAt: number;
-    let first: Attempt;
-    do {
-      sentAt = performance.now();
-      first = await this.attempt(acquisition, waiting);
-      // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
-    } while (retrying(first));
-    return { sentAt, first };
+  private async afterRefusal(acquisition: Acquisition, first: Attempt): Promise<Attempt> {
+    const { settings, trace } = acquisition;
+    // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
+    while (retrying(first)) first = await this.attempt(acquisition, firstWaiting(settings));
+    if (!('remainingTtl' in first)) return first;
+    this.observer.contended(trace, first.remainingTtl);
+    if (settings.wait === 0) return first;
+    return this.waitAfterRefusal(acquisition, { sentAt: acquisition.sentAt, remainingTtl: first.remainingTtl });
+  }
+
+  /** Waits for the key after the first refusal: in the key's local queue, whose head asks the store. */
+  protected waitAfterRefusal(acquisition: Acquisition, refused: Refusal): Promise<Attempt> {
+    const { key } = acquisition;
+    // another acquisition of the key may have made its queue while this one asked
+    let queue = this.queues.get(key);
+    if (!queue) this.queues.set(key, (queue = new LocalQueue()));
+    return this.waitInQueue(acquisition, queue, refused);
   }
 
   /** Waits for its turn in the key's local queue until the deadline, then for the key as the queue's head. */
@@ -256,19 +259,23 @@ export class Acquirer {
   }
 
   /** Asks the store once; a grant that came back after its validity is given back. */
-  private async attempt(acquisition: Acquisition, waiting?: AcquireRequest['waiting']): Promise<Attempt> {
+  protected async attempt(acquisition: Acquisition, waiting?: AcquireRequest['waiting']): Promise<Attempt> {
     const { key, token, settings, trace } = acquisition;
     trace.attempts++;
     const sentAt = performance.now();
+    acquisition.sentAt = sentAt;
     let result;
+    this.shutdown.enter();
     try {
-      result = await this.shutdown.track(this.store.acquire(acquireRequest(key, token, settings, waiting)));
+      result = await this.store.acquire(acquireRequest(key, token, settings, waiting));
     } catch (error) {
       // a request whose shape disagrees with its key's was refused, nothing granted: the caller's mistake
       if (error instanceof LockConfigurationError) throw error;
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.undoLostGrant(key, token, sentAt + settings.ttl);
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
+    } finally {
+      this.shutdown.leave();
     }
     if (!result.acquired) return { remainingTtl: result.remainingTtl };
     if (this.shutdown.begun) throw await this.shutdown.refuseGrant(key, token);
@@ -332,6 +339,11 @@ async function turnBefore(turn: Promise<void>, deadline: number): Promise<boolea
     remaining,
     () => false,
   );
+}
+
+/** The first request of an acquisition: with a place in the store's line when it may wait. */
+function firstWaiting(settings: LockSettings): AcquireRequest['waiting'] {
+  return settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
 }
 
 /** Whether `attempt` is a late grant given back while the wait has time left to ask again. */

@@ -138,12 +138,14 @@ export class LeaseBook implements LeaseController {
     this.forget(lock);
     const ending = this.endingOf(lock, keepFor);
     let released: boolean;
+    // counted: a shutdown closes the store only once every release it did not make itself is answered
+    this.shutdown.enter();
     try {
-      // tracked: a shutdown closes the store only once every release it did not make itself is answered
-      released = await this.shutdown.track(this.endInStore(lock, ending));
+      released = await this.endInStore(lock, ending);
     } catch (error) {
       throw this.releaseFailed(lock, error);
     } finally {
+      this.shutdown.leave();
       // a waiter that was not handed the lease (or whose hand-over failed) tries by itself, with its token:
       // a grant whose reply was lost is granted again to the same token
       if (ending.way === 'hand-over') ending.offer.settle(undefined);
@@ -162,7 +164,8 @@ export class LeaseBook implements LeaseController {
   forget(lock: Lock): void {
     this.renewer.remove(lock);
     this.held.delete(lock);
-    for (const listener of [...this.releaseListeners]) listener();
+    // a copy: a listener removes itself (no copy, and no work, while no shutdown drains)
+    if (this.releaseListeners.size > 0) for (const listener of [...this.releaseListeners]) listener();
   }
 
   /** Stops every renewal for good (the shutdown began). */

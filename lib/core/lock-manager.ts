@@ -86,6 +86,8 @@ export class LockManager {
   /** Semaphores and readers-writer locks, from the first call that asks for a `limit` or `mode`. */
   private permits?: PermitEngine;
   private closing?: Promise<void>;
+  /** The settings of a lease handed to the caller (`acquire`, `tryAcquire`) with no options: not renewed. */
+  private readonly handedOutSettings: LockSettings;
   /** How a locked scope takes its keys: as `acquire` does, reusing what the flow holds of this manager. */
   private readonly scopeHost: ScopeHost = {
     owner: this,
@@ -104,6 +106,7 @@ export class LockManager {
     this.logger = validateLogger(options.logger);
     this.maxKeyLength = validateMaxKeyLength(options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH);
     this.settings = resolveSettings(DEFAULT_SETTINGS, options);
+    this.handedOutSettings = { ...this.settings, autoRenew: false };
     this.closeStore = validateBoolean('closeStore', options.closeStore ?? true);
     this.drainTimeout =
       options.drainTimeout === undefined
@@ -158,8 +161,15 @@ export class LockManager {
    * @throws LockConfigurationError for a `limit` or `mode` on a store without permits, or one that disagrees
    *   with the shape the key is in use with
    */
-  async acquire(key: string, options?: LockOptions): Promise<Lock> {
-    return this.acquireWith(key, this.settingsOf(options, 'acquire'));
+  acquire(key: string, options?: LockOptions): Promise<Lock> {
+    // not async (one promise less per lease): a bad option is a rejection all the same
+    let settings: LockSettings;
+    try {
+      settings = this.settingsOf(options, 'acquire');
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.acquireWith(key, settings);
   }
 
   /** Acquires with settings already resolved; a refusal is a `LockNotAcquiredError` that says when to retry. */
@@ -243,7 +253,7 @@ export class LockManager {
     let acquired;
     try {
       acquired = await takeScope(
-        { keys: [...new Set(keys)], settings, keyTemplateOf: scope.keyTemplateOf },
+        { keys: keys.length === 1 ? keys : [...new Set(keys)], settings, keyTemplateOf: scope.keyTemplateOf },
         this.scopeHost,
       );
     } catch (error) {
@@ -266,13 +276,13 @@ export class LockManager {
 
   /** Releases locks, never throwing: a failed release only means the lease runs out by its TTL. @internal */
   async releaseAll(locks: readonly Lock[], keepFor?: number): Promise<void> {
-    await Promise.all(
-      locks.map((lock) =>
-        // a failed release was reported (and logged) as a store-error event; the lease ends by its TTL
-        lock.release(keepFor).catch(() => false),
-      ),
-    );
+    // a failed release was reported (and logged) as a store-error event; the lease ends by its TTL
+    const release = (lock: Lock): Promise<boolean> => lock.release(keepFor).catch(() => false);
+    // one lock (the usual scope) without a Promise.all around it
+    if (locks.length === 1) await release(locks[0]);
+    else await Promise.all(locks.map(release));
   }
+
 
   /** Whether someone holds `key` right now. */
   async isLocked(key: string): Promise<boolean> {
@@ -354,6 +364,8 @@ export class LockManager {
   }
 
   private settingsOf(options: LockOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
+    // the usual call names no options: its settings are made once
+    if (options === undefined) return call === 'using' ? this.settings : this.handedOutSettings;
     checkOptionNames(options, call === 'tryAcquire' ? TRY_OPTIONS : CALL_OPTIONS);
     const settings = this.resolve(options);
     // acquire() hands the lease to the caller, who may forget it: it is renewed only when asked

@@ -51,7 +51,10 @@ export async function takeScope(request: ScopeRequest, host: ScopeHost): Promise
   const { settings, keyTemplateOf } = request;
   const deadline = performance.now() + settings.wait;
   for (let wait = settings.wait; ;) {
-    const acquired = await takeAll({ ...request, settings: { ...settings, wait } }, host);
+    const acquired = await takeAll(
+      wait === settings.wait ? request : { ...request, settings: { ...settings, wait } },
+      host,
+    );
     const ended = acquired.locks.find((lock) => !lock.isHeld);
     if (!ended) return acquired;
     await host.releaseAll(acquired.taken);
@@ -68,7 +71,7 @@ async function takeAll({ keys, settings, keyTemplateOf }: ScopeRequest, host: Sc
   const byKey = new Map<string, Lock>();
   const taken: Lock[] = [];
   try {
-    for (const key of [...keys].sort()) {
+    for (const key of keys.length === 1 ? keys : [...keys].sort()) {
       const reentrant = heldInFlow(host.owner, key);
       if (reentrant) {
         byKey.set(key, reenter(reentrant, settings.shape));

@@ -1,4 +1,4 @@
-import { Acquirer, isGrant, type Acquisition, type AcquirerParts, type Attempt } from './acquirer.js';
+import { Acquirer, isGrant, type Acquisition, type AcquirerParts, type Attempt, type Refusal } from './acquirer.js';
 import { LocalQueue } from './local-queue.js';
 import type { PermitLeaseStore } from './permit-lease-store.js';
 
@@ -25,18 +25,14 @@ export class PermitAcquirer extends Acquirer {
     this.permits = parts.store;
   }
 
-  protected override async acquireWithPolicy(acquisition: Acquisition): Promise<Attempt> {
-    const { key, token, settings, trace } = acquisition;
-    const { sentAt, first } = await this.firstAttempt(acquisition);
-    if (!('remainingTtl' in first)) return first;
-    this.observer.contended(trace, first.remainingTtl);
-    if (settings.wait === 0) return first;
+  protected override async waitAfterRefusal(acquisition: Acquisition, refused: Refusal): Promise<Attempt> {
+    const { key, token } = acquisition;
     // a queue of one, never shared: it carries this waiter's release watch
     const own = new LocalQueue();
     this.waiters.add(own);
     let outcome: Attempt | undefined;
     try {
-      outcome = await this.waitAsHead(acquisition, own, { sentAt, remainingTtl: first.remainingTtl });
+      outcome = await this.waitAsHead(acquisition, own, refused);
       return outcome;
     } finally {
       this.waiters.delete(own);

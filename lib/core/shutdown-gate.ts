@@ -10,6 +10,10 @@ export function shuttingDownError(key: string): LockStoreError {
 interface GateState {
   begun: boolean;
   readonly pending: Set<Promise<unknown>>;
+  /** Calls counted by `enter`/`leave` (the hot path: no promise of its own per call). */
+  inFlight: number;
+  /** Who waits for `inFlight` to reach 0. */
+  readonly idle: Array<() => void>;
 }
 
 /**
@@ -25,7 +29,7 @@ export class ShutdownGate {
     private readonly store: LockStore,
     state?: GateState,
   ) {
-    this.state = state ?? { begun: false, pending: new Set() };
+    this.state = state ?? { begun: false, pending: new Set(), inFlight: 0, idle: [] };
   }
 
   /** This gate for another store of the same manager (its permits): one shutdown, one set of pending calls. */
@@ -52,10 +56,29 @@ export class ShutdownGate {
     return call;
   }
 
-  /** Resolves once every tracked call is answered, those tracked while it waits included. */
+  /**
+   * A store call is on its way; `leave()` once it is answered, whatever the answer. What `track` does for a
+   * promise, without one: the acquire and release of every lease pass here.
+   */
+  enter(): void {
+    this.state.inFlight++;
+  }
+
+  /** A call counted by `enter` is answered. */
+  leave(): void {
+    const { state } = this;
+    if (--state.inFlight > 0) return;
+    for (const resolve of state.idle.splice(0)) resolve();
+  }
+
+  /** Resolves once every tracked or entered call is answered, those made while it waits included. */
   async answered(): Promise<void> {
-    const { pending } = this.state;
-    while (pending.size > 0) await Promise.allSettled([...pending]);
+    const { state } = this;
+    for (;;) {
+      if (state.pending.size > 0) await Promise.allSettled([...state.pending]);
+      else if (state.inFlight > 0) await new Promise<void>((resolve) => state.idle.push(resolve));
+      else return;
+    }
   }
 
   /** Releases a grant that came while the service shuts down; returns the refusal for its caller. */

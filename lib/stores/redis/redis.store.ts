@@ -30,7 +30,7 @@ import type { ReplicaAck } from './replica-ack.js';
 import { ReplicaConfirmation } from './replica-confirmation.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
-import { runScript, runScriptBatch } from './script-runner.js';
+import { evalAfterNoScript, runScript, runScriptBatch } from './script-runner.js';
 import {
   ACQUIRE,
   acquireArgs,
@@ -128,10 +128,13 @@ export class RedisLockStore implements LockStore, PermitCapable {
     const line = this.usesLine ? lineModeOf(waiting) : LINE_MODE.stayOut;
     // the common case first: a free key, no fence, no place in the line to give up, is one plain SET NX PX
     if (!request.fencing && line !== LINE_MODE.leaveWhenGranted) {
-      const value = leaseValue(request.token, request.holder);
-      const granted = await this.run('acquire', request.key, keys, () =>
-        this.client.set(keys.lock, value, 'PX', request.ttl, 'NX'),
-      );
+      let granted: string | null;
+      // straight on the client, no wrapper: each async layer would cost every lease a promise
+      try {
+        granted = await this.client.set(keys.lock, leaseValue(request.token, request.holder), 'PX', request.ttl, 'NX');
+      } catch (error) {
+        throw await this.failure('acquire', request.key, keys, error);
+      }
       if (granted === 'OK') {
         if (this.replicaAck) await this.replicas.confirmGrant(request, keys, this.replicaAck);
         return { acquired: true };
@@ -229,9 +232,16 @@ export class RedisLockStore implements LockStore, PermitCapable {
       handoffWindow: this.handoffWindow,
       ownListeners,
     });
-    const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, RELEASE, [keys.lock, keys.fence, keys.line, keys.offers], args),
-    );
+    let reply: unknown;
+    // EVALSHA straight on the client (the uncontended path); a forgotten script runs again by EVAL
+    try {
+      reply = await this.client.evalsha(RELEASE.sha, 4, keys.lock, keys.fence, keys.line, keys.offers, ...args);
+    } catch (error) {
+      const scriptKeys = [keys.lock, keys.fence, keys.line, keys.offers];
+      reply = await this.run('release', key, keys, () =>
+        evalAfterNoScript(this.client, RELEASE, { keys: scriptKeys, args, error }),
+      );
+    }
     return reply === 1;
   }
 

@@ -21,9 +21,24 @@ export async function runScript(
   try {
     return await client.evalsha(script.sha, keys.length, ...keys, ...args);
   } catch (error) {
-    if (!isNoScript(error)) throw error;
-    return client.eval(script.lua, keys.length, ...keys, ...args);
+    return evalAfterNoScript(client, script, { keys, args, error });
   }
+}
+
+/** A script's EVALSHA that failed: its keys, its arguments and the error. */
+export interface FailedScriptCall {
+  readonly keys: string[];
+  readonly args: Array<string | number>;
+  readonly error: unknown;
+}
+
+/**
+ * What follows an EVALSHA that failed: EVAL of the same call when the server had forgotten the script, else
+ * the failure itself. For a caller that sends the EVALSHA itself (the uncontended release: no async layer).
+ */
+export async function evalAfterNoScript(client: Client, script: LuaScript, call: FailedScriptCall): Promise<Reply> {
+  if (!isNoScript(call.error)) throw call.error;
+  return client.eval(script.lua, call.keys.length, ...call.keys, ...call.args);
 }
 
 /** One call of a batch: the keys and arguments of one script run. */
