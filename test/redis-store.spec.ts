@@ -414,6 +414,43 @@ describe('RedisLockStore acquire cost', () => {
     await lock.release();
   });
 
+  it('sends a waiting caller of a key refused at its last first ask straight to the script, until the key is granted again', async () => {
+    const holderStore = redisStore();
+    const client = connect();
+    const store = redisStore(client);
+    const sent: string[] = [];
+    for (const command of ['set', 'evalsha'] as const) {
+      const original = client[command].bind(client) as (...args: unknown[]) => Promise<unknown>;
+      (client as unknown as Record<string, unknown>)[command] = (...args: unknown[]) => {
+        sent.push(command);
+        return original(...args);
+      };
+    }
+    const ask = async (waits: boolean) => {
+      sent.length = 0;
+      const token = newToken();
+      const waiting = waits ? { again: false, ttl: 1000 } : undefined;
+      const result = await store.acquire({ key: 'refused', token, ttl: 5000, fencing: false, waiting });
+      return { result, token, sent: [...sent] };
+    };
+    const held = newToken();
+    expect((await holderStore.acquire({ key: 'refused', token: held, ttl: 5000, fencing: false })).acquired).toBe(true);
+
+    // the first ask tries the plain SET NX; once refused, a caller that waits asks by the script alone
+    expect(await ask(true)).toMatchObject({ result: { acquired: false }, sent: ['set', 'evalsha'] });
+    expect(await ask(true)).toMatchObject({ result: { acquired: false }, sent: ['evalsha'] });
+    // a caller that does not wait keeps the plain SET NX first (it takes no place in the line)
+    expect(await ask(false)).toMatchObject({ result: { acquired: false }, sent: ['set', 'evalsha'] });
+
+    expect(await holderStore.release('refused', held)).toBe(true);
+    await until(async () => (await admin.exists(names('refused').lock)) === 0);
+    const granted = await ask(true);
+    expect(granted).toMatchObject({ result: { acquired: true }, sent: ['evalsha'] });
+    expect(await store.release('refused', granted.token)).toBe(true);
+    // granted at its first ask: the key is free again, and the plain SET NX comes back
+    expect(await ask(true)).toMatchObject({ result: { acquired: true }, sent: ['set'] });
+  });
+
   it('dates the lease from just before the request was sent, not from when the reply came', async () => {
     const slow = slowReplies(redisStore(), 200);
     const manager = lockManager(slow.store);

@@ -81,6 +81,8 @@ export class RedisLockStore implements LockStore, PermitCapable {
   private readonly direct = new DirectGrants();
   private readonly givingBack = new Set<Promise<void>>();
   private readonly recentKeys = new Map<string, ResourceKeys>();
+  /** Keys whose last first ask was refused (as many as RECENT_KEYS): their next first ask is the script. */
+  private readonly refusedLately = new Set<string>();
   private readonly replicas = new ReplicaConfirmation({
     client: () => this.client,
     release: (key, token) => this.release(key, token),
@@ -126,8 +128,12 @@ export class RedisLockStore implements LockStore, PermitCapable {
     const { waiting } = request;
     // the line serves hand-offs: with the window off, or without notices to call the next in line, stay out
     const line = this.usesLine ? lineModeOf(waiting) : LINE_MODE.stayOut;
-    // the common case first: a free key, no fence, no place in the line to give up, is one plain SET NX PX
-    if (!request.fencing && line !== LINE_MODE.leaveWhenGranted) {
+    const firstAsk = line !== LINE_MODE.leaveWhenGranted;
+    // the common case first: a free key, no fence, no place in the line to give up, is one plain SET NX PX;
+    // a caller that will wait for a key refused at its last first ask goes straight to the script, which also
+    // gives it its place in the line: the SET NX would most likely be refused again, a round trip lost
+    const skipsSet = waiting !== undefined && this.refusedLately.has(request.key);
+    if (!request.fencing && firstAsk && !skipsSet) {
       let granted: string | null;
       // straight on the client, no wrapper: each async layer would cost every lease a promise
       try {
@@ -139,6 +145,8 @@ export class RedisLockStore implements LockStore, PermitCapable {
         if (this.replicaAck) await this.replicas.confirmGrant(request, keys, this.replicaAck);
         return { acquired: true };
       }
+      if (this.refusedLately.size >= RECENT_KEYS) this.refusedLately.clear();
+      this.refusedLately.add(request.key);
     }
     // a waiter in the line leaves its request there, so that a release can grant it the lease directly
     const offer =
@@ -157,6 +165,8 @@ export class RedisLockStore implements LockStore, PermitCapable {
     );
     const [granted, value] = reply as [number, number];
     if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    // granted at the first ask: the key is free again, and its next first ask may be a plain SET NX
+    if (firstAsk) this.refusedLately.delete(request.key);
     if (offer !== undefined) this.direct.spent(request.key, request.token);
     if (this.replicaAck) await this.replicas.confirmGrant(request, keys, this.replicaAck);
     return request.fencing ? { acquired: true, fence: value } : { acquired: true };
