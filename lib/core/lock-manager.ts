@@ -283,7 +283,6 @@ export class LockManager {
     else await Promise.all(locks.map(release));
   }
 
-
   /** Whether someone holds `key` right now. */
   async isLocked(key: string): Promise<boolean> {
     return (await this.inspect(key)).held;
