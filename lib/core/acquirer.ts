@@ -33,6 +33,8 @@ export interface Acquisition {
   readonly deadline: number;
   /** When its last request to the store was sent. */
   sentAt: number;
+  /** Whether its request stands beside its process's place in the store's line (see `firstRequest`). */
+  offered: boolean;
 }
 
 /** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
@@ -66,6 +68,8 @@ export class Acquirer {
   protected readonly leases: LeaseBook;
   private readonly queues: Map<string, LocalQueue>;
   protected readonly shutdown: ShutdownGate;
+  /** Keys whose first ask from here, on its way, leaves its request in the store's line: one at a time. */
+  private readonly offering = new Set<string>();
 
   constructor({ store, observer, leases, queues, shutdown }: AcquirerParts) {
     this.store = store;
@@ -84,13 +88,21 @@ export class Acquirer {
     if (this.shutdown.begun) throw shuttingDownError(key);
     const trace = this.observer.start(key, settings);
     const deadline = trace.started + settings.wait;
-    const acquisition: Acquisition = { key, token: newToken(), settings, trace, deadline, sentAt: trace.started };
+    const acquisition: Acquisition = {
+      key,
+      token: newToken(),
+      settings,
+      trace,
+      deadline,
+      sentAt: trace.started,
+      offered: false,
+    };
     let outcome: Outcome;
     try {
       const queue = this.queues.get(key);
       let attempt = queue
         ? await this.behindLocalWaiters(acquisition, queue)
-        : await this.attempt(acquisition, firstWaiting(settings));
+        : await this.attempt(acquisition, this.firstRequest(acquisition));
       if (!isGrant(attempt)) attempt = await this.afterRefusal(acquisition, attempt);
       // the last grant came back late and the wait has no time left for another: nobody else need hold the key
       if ('late' in attempt) throw lateGrantError(attempt.late);
@@ -121,7 +133,11 @@ export class Acquirer {
   private async afterRefusal(acquisition: Acquisition, first: Attempt): Promise<Attempt> {
     const { settings, trace } = acquisition;
     // a late grant was given back: ask again while the wait lasts (the key is likely free, or ours again)
-    while (retrying(first)) first = await this.attempt(acquisition, firstWaiting(settings));
+    while (retrying(first)) {
+      // the grant spent the request that stood in the line
+      acquisition.offered = false;
+      first = await this.attempt(acquisition, firstWaiting(settings));
+    }
     if (!('remainingTtl' in first)) return first;
     this.observer.contended(trace, first.remainingTtl);
     if (settings.wait === 0) return first;
@@ -130,11 +146,32 @@ export class Acquirer {
 
   /** Waits for the key after the first refusal: in the key's local queue, whose head asks the store. */
   protected waitAfterRefusal(acquisition: Acquisition, refused: Refusal): Promise<Attempt> {
-    const { key } = acquisition;
+    const { key, token } = acquisition;
     // another acquisition of the key may have made its queue while this one asked
     let queue = this.queues.get(key);
     if (!queue) this.queues.set(key, (queue = new LocalQueue()));
+    else if (acquisition.offered) {
+      // only the head's request may stand in the line: a grant that comes for ours is given back
+      this.store.withdrawOffer?.(key, token);
+      acquisition.offered = false;
+    }
     return this.waitInQueue(acquisition, queue, refused);
+  }
+
+  /**
+   * What the first ask of an acquisition tells the store of its wait. Where a release grants the lease to the
+   * request that stands beside the first waiting process's place (`grantsToWaiters`), the first ask of a caller
+   * that waits leaves that request itself, so that as the head of the key's local queue it need not ask again
+   * before it sleeps: one round trip less for every process that waits. One such first ask of a key at a time:
+   * a second acquisition asking meanwhile would become the head behind the first one's request.
+   */
+  private firstRequest(acquisition: Acquisition): AcquireRequest['waiting'] {
+    const { key, settings } = acquisition;
+    const waiting = firstWaiting(settings);
+    if (!waiting || !this.store.grantsToWaiters || this.offering.has(key)) return waiting;
+    this.offering.add(key);
+    acquisition.offered = true;
+    return { ...waiting, next: true };
   }
 
   /** Waits for its turn in the key's local queue until the deadline, then for the key as the queue's head. */
@@ -164,7 +201,7 @@ export class Acquirer {
   protected async waitAsHead(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
     const { key, token, settings, trace, deadline } = acquisition;
     if (this.shutdown.begun) throw shuttingDownError(key);
-    const { watch, covered } = await this.watchReleases(key, queue, refused);
+    const { watch, covered } = await this.watchReleases(acquisition, queue, refused);
     let last: Attempt = { remainingTtl: refused?.remainingTtl };
     for (let round = 0; ; round++) {
       if (this.shutdown.begun) throw shuttingDownError(key);
@@ -200,10 +237,11 @@ export class Acquirer {
 
   /**
    * The release watch of the key's queue, made for the first head; `covered` when it has missed no notice
-   * since the refusal (then the head need not ask again before its first sleep).
+   * since the refusal and the store has what it needs to serve it (then the head need not ask again before its
+   * first sleep).
    */
   private async watchReleases(
-    key: string,
+    { key, offered }: Acquisition,
     queue: LocalQueue,
     refused: Refusal | undefined,
   ): Promise<{ watch: ReleaseWatch; covered: boolean }> {
@@ -211,9 +249,10 @@ export class Acquirer {
     const since = queue.watch ? undefined : refused?.sentAt;
     queue.watch ??= this.store.watch(key, since);
     const watch = await queue.watch;
-    // (a store that grants the next waiter directly needs its request beside its place: it asks once more)
+    // (a store that grants the next waiter directly needs its request beside its place: it asks once more,
+    // unless the first ask left it there)
     const covered =
-      !this.store.grantsToWaiters &&
+      (offered || !this.store.grantsToWaiters) &&
       since !== undefined &&
       watch.listeningSince !== undefined &&
       watch.listeningSince <= since;
@@ -273,9 +312,12 @@ export class Acquirer {
       if (error instanceof LockConfigurationError) throw error;
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.undoLostGrant(key, token, sentAt + settings.ttl);
+      // and a release that grants the request it may have left in the line: given back at once
+      if (waiting?.next) this.store.withdrawOffer?.(key, token);
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
     } finally {
       this.shutdown.leave();
+      if (waiting?.next && !waiting.again) this.offering.delete(key);
     }
     if (!result.acquired) return { remainingTtl: result.remainingTtl };
     if (this.shutdown.begun) throw await this.shutdown.refuseGrant(key, token);
