@@ -167,11 +167,10 @@ export class Acquirer {
    */
   private firstRequest(acquisition: Acquisition): AcquireRequest['waiting'] {
     const { key, settings } = acquisition;
-    const waiting = firstWaiting(settings);
-    if (!waiting || !this.store.grantsToWaiters || this.offering.has(key)) return waiting;
+    if (settings.wait === 0 || !this.store.grantsToWaiters || this.offering.has(key)) return firstWaiting(settings);
     this.offering.add(key);
     acquisition.offered = true;
-    return { ...waiting, next: true };
+    return { again: false, ttl: settings.wait, next: true };
   }
 
   /** Waits for its turn in the key's local queue until the deadline, then for the key as the queue's head. */
