@@ -280,6 +280,36 @@ describe('waiting and hand-off on Redis', () => {
     // wait finds the channel still subscribed: refused, then granted by the release, with no other request
     expect(attempts).toEqual([2, 1]);
   });
+
+  it('lets only the first of two waiters of one process that ask at once leave its request in the line', async () => {
+    const holder = manager();
+    const waiters = manager();
+    const key = resourceKeys(keyPrefix, 'pair').lock;
+    const slow = { wait: 10_000, retry: { minDelay: 3000, maxDelay: 3000 } };
+    // a first wait leaves the channel subscribed (it lingers), so the next waiter's first request can suffice
+    const warm = await holder.acquire('pair', { ttl: 30_000 });
+    const warming = waiters.acquire('pair', slow);
+    await waitUntil(async () => (await admin.get(key))?.startsWith('!') === true);
+    await warm.release();
+    await (await warming).release();
+
+    const lock = await holder.acquire('pair', { ttl: 30_000 });
+    const first = waiters.acquire('pair', slow);
+    const second = waiters.acquire('pair', slow);
+    await waitUntil(async () => (await admin.get(key))?.startsWith('!') === true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // the release grants the request of the local queue's head; had the second waiter's request replaced the
+    // first's in the line, the grant would go to a waiter that is not the head and be given back, and the
+    // head would wait for its 1.5 to 3 s backoff
+    let since = performance.now();
+    await lock.release();
+    const firstLock = await first;
+    expect(performance.now() - since).toBeLessThan(1000);
+    since = performance.now();
+    await firstLock.release();
+    await (await second).release();
+    expect(performance.now() - since).toBeLessThan(1000);
+  });
 });
 
 async function waitUntil(condition: () => Promise<boolean>, timeout = 5000): Promise<void> {
