@@ -96,10 +96,10 @@ export function issue4Checks(t: Tables, renewal: { leases: number; ttl: number }
       limit: 6,
       compare: '<=',
       why: () =>
-        'Between processes a hand-off takes a refused plain SET NX of the waiter, then three scripts: the waiter ' +
-        'refused (it marks the lease and joins the line), refused again while it waits (its request now stands ' +
-        'beside its place: sent before the release, so off the hand-off path) and the release (which grants ' +
-        'that request and tells its process); their commands are in the notes of table 7.',
+        'Between processes a hand-off takes two scripts: the waiter refused once (it marks the lease, joins the ' +
+        'line and leaves its request beside its place, sent before the release and so off the hand-off path; a ' +
+        'key refused at its last first ask skips the plain SET NX) and the release (which grants that request ' +
+        'and tells its process), each counted with the commands it runs; they are in the notes of table 7.',
     });
   }
   const perBatch = renewal.leases / (renewal.ttl / 3000) / BATCH;
