@@ -302,7 +302,7 @@ export class Acquirer {
   }
 
   /** Asks the store once; a grant that came back after its validity is given back. */
-  protected async attempt(acquisition: Acquisition, waiting?: AcquireRequest['waiting']): Promise<Attempt> {
+  private async attempt(acquisition: Acquisition, waiting?: AcquireRequest['waiting']): Promise<Attempt> {
     const { key, token, settings, trace } = acquisition;
     trace.attempts++;
     const sentAt = performance.now();
