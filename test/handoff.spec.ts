@@ -294,10 +294,12 @@ describe('waiting and hand-off on Redis', () => {
     await (await warming).release();
 
     const lock = await holder.acquire('pair', { ttl: 30_000 });
+    let refused = 0;
+    waiters.on('contended', () => refused++);
     const first = waiters.acquire('pair', slow);
     const second = waiters.acquire('pair', slow);
-    await waitUntil(async () => (await admin.get(key))?.startsWith('!') === true);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // both asked the store and were refused: their requests (if any) stand in the line
+    await waitUntil(async () => refused === 2);
     // the release grants the request of the local queue's head; had the second waiter's request replaced the
     // first's in the line, the grant would go to a waiter that is not the head and be given back, and the
     // head would wait for its 1.5 to 3 s backoff
