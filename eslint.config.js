@@ -19,6 +19,17 @@ export default tseslint.config(
     },
   },
   {
+    // the published typings must compile where ioredis (an optional peer) is not installed
+    files: ['lib/**/*.ts'],
+    ignores: ['**/*.spec.ts', 'lib/interfaces/ioredis-types.d.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'ioredis', message: 'Import its types from lib/interfaces/ioredis-types.js.' }] },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },

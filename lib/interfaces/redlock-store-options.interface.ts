@@ -1,4 +1,4 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from './ioredis-types.js';
 
 /**
  * One Redis node of a Redlock quorum: an ioredis client you own and close yourself, or a `redis://` /

@@ -1,4 +1,4 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from '../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
 import { checkRedisStoreOptions } from '../stores/redis/redis-store-options.js';

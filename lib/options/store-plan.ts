@@ -1,4 +1,4 @@
-import type { ClusterNode, ClusterOptions, Cluster, Redis, RedisOptions } from 'ioredis';
+import type { ClusterNode, ClusterOptions, Cluster, Redis, RedisOptions } from '../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';

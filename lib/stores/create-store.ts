@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../interfaces/ioredis-types.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import { loadIoredis } from './redis/load-ioredis.js';
 import { MemoryLockStore } from './memory/memory.store.js';

@@ -6,7 +6,8 @@ import type { Lock } from '../core/lock.js';
 import { validateTelemetry } from '../options/validate-options.js';
 import { loadOpenTelemetry, type OpenTelemetryApi } from './load-opentelemetry.js';
 import { LockAttributes } from './lock-attributes.js';
-import { createInstruments, isNoop, LOCK_INSTRUMENTATION_SCOPE, type Instruments } from './lock-metrics.js';
+import { createInstruments, isNoop, type Instruments } from './lock-instruments.js';
+import { LOCK_INSTRUMENTATION_SCOPE } from './lock-metrics.js';
 
 /** Past this many key templates, the held gauge forgets the idle ones instead of reporting 0 for them. */
 const MAX_IDLE_TEMPLATES = 1000;

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 
 /**
  * Quits politely when connected; a client still (re)connecting is cut, or quit() would wait for it.

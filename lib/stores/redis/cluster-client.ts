@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { raceDeadline } from '../../utils/deadline.js';
 import { keySlot } from '../../utils/key-slot.js';
 import { errorMessage, redisStoreError } from './store-error.js';

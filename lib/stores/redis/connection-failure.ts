@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { describeFailureKind, failureKind, isNetworkError } from '../../utils/failure-kind.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 
 /** What one server's memory settings mean for the leases it keeps. */

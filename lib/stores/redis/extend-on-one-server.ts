@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { runScript, type ScriptCall } from './script-runner.js';
 import { EXTEND_MANY } from './scripts/extend-many.script.js';
 

@@ -1,4 +1,4 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from '../../interfaces/ioredis-types.js';
 
 /** How messages name the server that connection options point at: `host:port`, a socket path or a Sentinel group. */
 export function labelOfOptions(options: RedisOptions): string {

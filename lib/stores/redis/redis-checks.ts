@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import type { LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
 import { clusterMasters, isCluster } from './cluster-client.js';
 import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';

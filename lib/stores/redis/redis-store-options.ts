@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { checkOptionNames, REDIS_STORE_OPTIONS } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { MAX_DURATION } from '../../utils/duration.js';

@@ -1,7 +1,7 @@
 import { newOwnerId } from '../../utils/owner-id.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type {

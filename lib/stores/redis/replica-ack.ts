@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { toMilliseconds } from '../../utils/duration.js';
 import { checkOptionNames, REPLICA_ACK_OPTIONS } from '../../options/option-names.js';

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type { AcquireRequest, LeaseRenewal } from '../../interfaces/lock-store.interface.js';
 import { awaitReplicas, type ReplicaAck, type ReplicaAckOutcome } from './replica-ack.js';

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import type { LuaScript } from './scripts/lua-script.js';
 
 type Client = Redis | Cluster;

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { quoted } from '../../utils/printable.js';
 import type { ResourceKeys } from './resource-keys.js';
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../interfaces/ioredis-types.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import { describeConnectionFailure } from '../redis/connection-failure.js';
 import { NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';

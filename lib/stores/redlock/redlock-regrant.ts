@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../interfaces/ioredis-types.js';
 import type { ResourceKeys } from '../redis/resource-keys.js';
 import { readStoredLease } from '../redis/lease-value.js';
 import { sendToAll } from './quorum-round.js';
