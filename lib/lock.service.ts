@@ -63,6 +63,8 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
       closeStore: isMadeByModule(store),
       drainTimeout: options.drainTimeout,
       logger: options.logger ?? new Logger('LockModule'),
+      // checked at bootstrap (onModuleInit), which an acquisition made before it waits for; or not at all
+      verifyOnFirstUse: options.verifyOnStartup,
     });
     this.memoryByDefault = options.store.kind === 'memory' && isMadeByModule(store);
     this.verifyOnStartup = options.verifyOnStartup;

@@ -352,7 +352,8 @@ describe('RedisLockStore when Redis goes away mid-test', () => {
 describe('RedisLockStore acquire cost', () => {
   it('acquires a free key with one SET NX PX, and with a fence by one EVALSHA that adds TIME and one SET', async () => {
     const manager = lockManager(redisStore());
-    await manager.inspect('warm-up');
+    // the check a manager runs before its first grant: connected, scripts loaded
+    await manager.verify();
     const locks: Lock[] = [];
     const plain = await commandsDuring(async () => {
       for (let i = 0; i < 10; i++) locks.push(await manager.acquire(`plain:${i}`, { ttl: 10_000 }));
@@ -402,7 +403,7 @@ describe('RedisLockStore acquire cost', () => {
     const contender = lockManager(redisStore());
     const lock = await holder.acquire('busy', { ttl: 10_000 });
     await admin.script('LOAD', ACQUIRE.lua);
-    await contender.inspect('warm-up');
+    await contender.verify();
     const used = await commandsDuring(async () => {
       for (let i = 0; i < 10; i++) expect(await contender.tryAcquire('busy')).toBeNull();
     });

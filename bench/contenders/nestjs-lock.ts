@@ -28,8 +28,8 @@ function nestjsLock(variant: Variant): Library {
     waiting: WAITING,
     async open(url) {
       const store = new RedisLockStore({ client: new Redis(url), ownsClient: true });
-      await store.verify();
       const manager = new LockManager({ store, ttl: TTL, wait: 10_000, fencing: variant.fencing ?? false });
+      await manager.verify();
       return retryingSession(
         (error) => error instanceof LockNotAcquiredError,
         async (key) => {

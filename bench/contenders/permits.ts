@@ -67,8 +67,8 @@ function nestjsLockPermits(name: string, shared: boolean): PermitLibrary {
     waiting: OURS_WAITING,
     async open(url) {
       const store = new RedisLockStore({ client: new Redis(url), ownsClient: true });
-      await store.verify();
       const manager = new LockManager({ store, ttl: TTL, wait: 10_000 });
+      await manager.verify();
       return retryingPermits(
         (error) => error instanceof LockNotAcquiredError,
         (key, ask) => heldByCallback((inside) => manager.using(key, inside, ask)),

@@ -93,8 +93,8 @@ const nestjsLockHolder: Holder = {
   async hold(url, count, ttl) {
     const { client, pipelines } = countedClient(url);
     const store = new RedisLockStore({ client, ownsClient: true });
-    await store.verify();
     const manager = new LockManager({ store, ttl });
+    await manager.verify();
     const locks: Lock[] = await Promise.all(
       Array.from({ length: count }, (_, i) => manager.acquire(keyOf(i), { autoRenew: true })),
     );

@@ -16,8 +16,8 @@ const TITLE = 'The price of consensus: nestjs-lock on Redis and on a 3-member et
 
 /** One nestjs-lock LockManager on a store, as a bench session. */
 async function managerSession(store: LockStore, ttl: number): Promise<Session> {
-  await store.verify?.();
   const manager = new LockManager({ store, ttl, wait: 10_000 });
+  await manager.verify();
   const session: Session = {
     retries: 0,
     async acquire(key: string): Promise<Held> {

@@ -18,6 +18,7 @@ import type { Lock } from './lock.js';
 import { takeScope, type LockedScopeOptions, type ScopeHost } from './locked-scope.js';
 import { retryAfterSeconds } from './retry-after.js';
 import { ShutdownGate } from './shutdown-gate.js';
+import { StoreCheck } from './store-check.js';
 import {
   checkDriftAllowance,
   checkHandoffWindow,
@@ -56,6 +57,12 @@ export interface LockManagerOptions extends LockDefaults {
    * @default '5s'
    */
   readonly drainTimeout?: Duration;
+  /**
+   * Check the store (see `verify()`) before the first acquisition, which waits for it; a check that fails
+   * refuses the acquisitions with its error. `false` when you check the store yourself otherwise.
+   * @default true
+   */
+  readonly verifyOnFirstUse?: boolean;
 }
 
 /** How long `close()` waits for holders to finish by default, in ms. */
@@ -83,6 +90,7 @@ export class LockManager {
   private readonly shutdown: ShutdownGate;
   private readonly leases: LeaseBook;
   private readonly acquirer: Acquirer;
+  private readonly storeCheck: StoreCheck;
   /** Semaphores and readers-writer locks, from the first call that asks for a `limit` or `mode`. */
   private permits?: PermitEngine;
   private closing?: Promise<void>;
@@ -119,6 +127,9 @@ export class LockManager {
     const { store, observer, queues, shutdown, holdTimes } = this;
     this.leases = new LeaseBook({ store, observer, queues, shutdown, holdTimes });
     this.acquirer = new Acquirer({ store, observer, leases: this.leases, queues, shutdown });
+    const verifies =
+      validateBoolean('verifyOnFirstUse', options.verifyOnFirstUse ?? true) && typeof store.verify === 'function';
+    this.storeCheck = new StoreCheck(() => this.checkStore(), verifies, shutdown);
     checkDriftAllowance(this.settings.ttl, this.leases.drift(this.settings.ttl), 'ttl');
     checkHandoffWindow(this.store.handoffWindow, this.settings.ttl, 'handoffWindow');
     checkStoreMinimum(this.store.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
@@ -159,7 +170,8 @@ export class LockManager {
    * @throws LockNotAcquiredError when it is still held after the wait
    * @throws LockStoreError when the store fails, or its last grant came back too late; LockKeyError for a bad key
    * @throws LockConfigurationError for a `limit` or `mode` on a store without permits, or one that disagrees
-   *   with the shape the key is in use with
+   *   with the shape the key is in use with; or the refusal of the store's check before the first grant
+   *   (see `verify()`), as every acquisition throws it
    */
   acquire(key: string, options?: LockOptions): Promise<Lock> {
     // not async (one promise less per lease): a bad option is a rejection all the same
@@ -175,7 +187,10 @@ export class LockManager {
   /** Acquires with settings already resolved; a refusal is a `LockNotAcquiredError` that says when to retry. */
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const attempt = await this.acquirerFor(settings).acquire(this.checkedKey(key, settings), settings);
+    const checked = this.checkedKey(key, settings);
+    const acquirer = this.acquirerFor(settings);
+    if (!this.storeCheck.passed) await this.storeCheck.beforeGrant();
+    const attempt = await acquirer.acquire(checked, settings);
     if ('lock' in attempt) return attempt.lock;
     const error = withKeyTemplate(
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
@@ -192,7 +207,10 @@ export class LockManager {
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
     const settings = { ...this.settingsOf(options, 'tryAcquire'), wait: 0 };
-    const attempt = await this.acquirerFor(settings).acquire(this.checkedKey(key, settings), settings);
+    const checked = this.checkedKey(key, settings);
+    const acquirer = this.acquirerFor(settings);
+    if (!this.storeCheck.passed) await this.storeCheck.beforeGrant();
+    const attempt = await acquirer.acquire(checked, settings);
     return 'lock' in attempt ? attempt.lock : null;
   }
 
@@ -325,12 +343,19 @@ export class LockManager {
   /**
    * Checks that the store can keep locks safely (it answers, may run its scripts, no server of it evicts
    * leases, no Redlock node is given twice) and logs each warning it returns, such as a setting it could not
-   * check. `LockService` runs it at bootstrap; call it once at startup when you use a `LockManager` alone.
+   * check. `LockService` runs it at bootstrap, and a manager runs it before its first acquisition (see
+   * `verifyOnFirstUse`); call it to check at startup instead, or again. Its outcome is what acquisitions go by:
+   * a pass lets them through unchecked, a `LockConfigurationError` refuses them until a later call passes.
    * @returns the warnings, as logged
    * @throws LockConfigurationError when a server's settings make locks unsafe
    * @throws LockStoreError when the store does not answer or refuses a command it needs
    */
-  async verify(): Promise<readonly string[]> {
+  verify(): Promise<readonly string[]> {
+    return this.storeCheck.run();
+  }
+
+  /** The store's own check, its warnings logged. */
+  private async checkStore(): Promise<readonly string[]> {
     const warnings = (await this.store.verify?.())?.warnings ?? [];
     for (const warning of warnings) this.logger?.warn(warning);
     return warnings;

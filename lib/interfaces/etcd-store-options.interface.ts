@@ -14,8 +14,8 @@ export interface Etcd3ClientLike {
 export interface EtcdLockStoreOptions {
   /**
    * The cluster's members, as `host:port` or `http://host:port` (every member, so that a failover finds
-   * another). Give `hosts` or `client`.
-   * @example ['etcd-0:2379', 'etcd-1:2379', 'etcd-2:2379']
+   * another): an array, or one string with the members separated by commas. Give `hosts` or `client`.
+   * @example ['etcd-0:2379', 'etcd-1:2379', 'etcd-2:2379'], or process.env.ETCD_HOSTS as 'etcd-0:2379,etcd-1:2379'
    */
   readonly hosts?: string | readonly string[];
   /** An `etcd3` client (`new Etcd3(...)`) of your own, instead of `hosts`: never closed by the store. */

@@ -27,7 +27,8 @@ export interface RedlockStoreOptions {
   readonly driftFactor?: number;
   /**
    * How long to wait for each node, in ms. A node silent past it counts as unavailable for that request,
-   * so one dead node never stalls a lock; keep it well under the TTLs you use. @default 200
+   * so one dead node never stalls a lock; keep it well under the TTLs you use. The startup check (`verify()`),
+   * which opens the connections, waits at least 2 s. @default 200
    */
   readonly timeout?: number;
   /** Wake waiters by pub/sub release notices from every node; off means waiters rely on backoff alone. @default true */

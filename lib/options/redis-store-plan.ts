@@ -1,5 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from '../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { redactUrl } from '../utils/redact.js';
 import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
 import { checkRedisStoreOptions } from '../stores/redis/redis-store-options.js';
 import { CLUSTER_CONFIG_OPTIONS, checkOptionNames } from './option-names.js';
@@ -36,7 +37,7 @@ export function planRedis(redis: NonNullable<LockModuleOptions['redis']>, shared
   }
   if (typeof redis === 'string') {
     if (!/^rediss?:\/\//.test(redis)) {
-      throw new LockConfigurationError('redis', redis, 'expected a redis:// or rediss:// URL');
+      throw new LockConfigurationError('redis', redactUrl(redis), 'expected a redis:// or rediss:// URL');
     }
     return {
       kind: 'url',

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { redactCredentials, redactValue } from './redact.js';
+import { redactCredentials, redactUrl, redactValue } from './redact.js';
 
 describe('redactCredentials', () => {
   it.each<[string, string]>([
@@ -9,8 +9,27 @@ describe('redactCredentials', () => {
     ['redis://db:6379?password=S3cr3t&db=1', 'redis://db:6379?password=***&db=1'],
     ['no URL at all', 'no URL at all'],
     ['redis://db:6379', 'redis://db:6379'],
+    ['redis//:S3cr3t@db:6379', 'redis//***@db:6379'],
+    ['rediss//:S3cr3t@h:3', 'rediss//***@h:3'],
+    ['redis:/admin:S3cr3t@db', 'redis:/***@db'],
+    ['redis:S3cr3t@db:6379', 'redis:***@db:6379'],
+    ['//admin:S3cr3t@db:6379', '//***@db:6379'],
+    ['got redis//:S3cr3t@db, then more', 'got redis//***@db, then more'],
+    ['mail:<to>@example', 'mail:<to>@example'],
+    ['@WithLock(Job.run)', '@WithLock(Job.run)'],
   ])('turns %s into %s', (text, expected) => {
     expect(redactCredentials(text)).toBe(expected);
+  });
+});
+
+describe('redactUrl', () => {
+  it.each<[string, string]>([
+    ['redis//:S3cr3t@db:6379', 'redis//***@db:6379'],
+    ['redis:/admin:S3 cr3t@db:6379', 'redis:/***@db:6379'],
+    ['admin:S3cr3t@etcd-0', '***@etcd-0'],
+    ['redis://db:6379', 'redis://db:6379'],
+  ])('turns the URL %s into %s, whatever part of it is malformed', (url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
   });
 });
 
@@ -32,6 +51,14 @@ describe('redactValue', () => {
       connection: new Connection('S3cr3t'),
     });
     expect(redacted).toEqual({ host: 'db', password: '***', url: 'redis://***@db', connection: '[Connection]' });
+  });
+
+  it('hides a private key given as text, as TLS options take it', () => {
+    const key = '-----BEGIN PRIVATE KEY-----\nS3cr3t';
+    expect(redactValue({ tls: { key, cert: 'public' }, privateKey: key })).toEqual({
+      tls: { key: '***', cert: 'public' },
+      privateKey: '***',
+    });
   });
 
   it('keeps no trace of the credentials an ioredis client holds', () => {

@@ -1,9 +1,13 @@
-/** The user-info part of a URL (`scheme://user:password@`), up to the last `@` before any white space. */
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s]*@/gi;
+/**
+ * The user-info part of a URL (`scheme://user:password@`), up to the last `@` before any white space; also of
+ * one that does not parse: a separator mistyped (`redis//:pw@`, `redis:/pw@`, `//user:pw@`), or none at all
+ * after the scheme of a store (`redis:pw@`, `rediss:`, `valkey:`, `http:`, `https:`).
+ */
+const URL_CREDENTIALS = /(?<![\w+.-])((?:[a-z][a-z0-9+.-]*)?(?::\/+|\/{2,})|(?:rediss?|valkeys?|https?):)[^\s]*@/gi;
 /** A password passed as a query parameter (`?password=...`). */
 const QUERY_PASSWORD = /([?&](?:password|pass|pwd|auth)=)[^&#\s]*/gi;
-/** Option names whose values are secrets (ioredis: `password`, `sentinelPassword`). */
-const SECRET_NAME = /pass(word)?|secret|token|auth/i;
+/** Option names whose values are secrets (ioredis: `password`, `sentinelPassword`; TLS: `privateKey`, `key`). */
+const SECRET_NAME = /pass(word)?|secret|token|auth|private|^key$/i;
 /** How deep {@link redactValue} copies nested plain objects before it stops. */
 const MAX_DEPTH = 4;
 
@@ -13,6 +17,17 @@ const MAX_DEPTH = 4;
  */
 export function redactCredentials(text: string): string {
   return text.replace(URL_CREDENTIALS, '$1***@').replace(QUERY_PASSWORD, '$1***');
+}
+
+/**
+ * A value meant as one URL (`redis`, a Redlock node, an etcd member) for an error that refuses it: everything up
+ * to its last `@` but the scheme replaced by `***`, however malformed (`redis//:p w@host` → `redis//***@host`).
+ */
+export function redactUrl(url: string): string {
+  const at = url.lastIndexOf('@');
+  if (at < 0) return url;
+  const scheme = /^(?:[a-z][a-z0-9+.-]*(?::\/+|\/{2,})|(?:rediss?|valkeys?|https?):|\/{2,})/i.exec(url)?.[0] ?? '';
+  return `${scheme}***${url.slice(at)}`;
 }
 
 /**

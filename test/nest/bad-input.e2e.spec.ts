@@ -140,6 +140,23 @@ describe('LockService calls while Redis is unreachable, with the module defaults
     expect(await everyCall()).toEqual(expected);
     await proxy.refuse(false);
   });
+
+  it('names the server and why in every refusal after startup, as the bootstrap does, not the client text', async () => {
+    await proxy.refuse(true);
+    proxy.cutAll();
+    const messages = await Promise.all(
+      calls.map(async ([, call]) => ((await timed(() => call(locks))).error as Error).message),
+    );
+    const server = new URL(proxy.url).host.replace(/\./g, '\\.');
+    for (const message of messages) {
+      expect(message).toMatch(
+        new RegExp(
+          `^Lock store failed to \\w+ "down": cannot reach Redis at ${server}: connection refused \\(ECONNREFUSED\\)$`,
+        ),
+      );
+    }
+    await proxy.refuse(false);
+  });
 });
 
 /** The key `inventory:<productId>` gives a value: `%` and the template's separator `:` written as UTF-8 escapes. */

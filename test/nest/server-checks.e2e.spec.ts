@@ -11,7 +11,7 @@ import {
   type LockModuleOptions,
 } from '../../lib/index.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { freePort, startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { uniquePrefix } from '../support/stores.js';
 
 /** Every policy Redis 7 offers besides noeviction: each can evict a lease. */
@@ -203,6 +203,26 @@ describe('LockModule bootstrap on Redlock nodes that are one server', () => {
     const message = (error as Error).message;
     expect(message).toContain('nodes[0], nodes[1] and nodes[2] are one server');
     expect(message).toContain(`127.0.0.1:${server.port}, localhost:${server.port}, 127.1:${server.port}`);
+  });
+
+  it('refuses them even when opening the connections takes longer than the per-node timeout of lock operations', async () => {
+    // no connection opens and answers within 1 ms: the verdict must not depend on how busy the machine is
+    const nodes = ['127.0.0.1', 'localhost', '127.1'].map((host) => `redis://${host}:${server.port}`);
+    const error = await bootFailure({ redlock: { nodes, timeout: 1 } });
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as Error).message).toContain('nodes[0], nodes[1] and nodes[2] are one server');
+  });
+
+  it('refuses two names of one server even when the other nodes do not answer and no quorum is left', async () => {
+    const closed = await Promise.all([freePort(), freePort(), freePort()]);
+    const nodes = [
+      `redis://127.0.0.1:${server.port}`,
+      `redis://localhost:${server.port}`,
+      ...closed.map((port) => `redis://127.0.0.1:${port}`),
+    ];
+    const error = await bootFailure({ redlock: { nodes } });
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as Error).message).toContain('nodes[0] and nodes[1] are one server');
   });
 
   it('names only the two nodes that are one server when the third is another', async () => {

@@ -170,6 +170,13 @@ describe('a configuration error about a URL with credentials', () => {
       { redlock: { nodes: ['http://admin:S3cr3t@a:1', 'redis://b', 'redis://c'] } },
     ],
     ['a URL under a misspelt option', { redisUrl: 'redis://admin:S3cr3t@db.internal:6379' } as LockModuleOptions],
+    ['a URL without the colon of its scheme', { redis: 'redis//:S3cr3t@db.internal:6379' }],
+    [
+      'a Redlock node URL without the colon of its scheme',
+      { redlock: { nodes: ['rediss//:S3cr3t@h:3', 'redis://b', 'redis://c'] } },
+    ],
+    ['a password with a space, which no URL parser takes', { redis: 'redis:/admin:S3 cr3t@db.internal:6379' }],
+    ['an etcd member with credentials in it', { etcd: { hosts: 'admin:S3cr3t@etcd-0' } }],
   ])('never shows the password, in the error, its fields, or the log, for %s', async (_label, options) => {
     const { error, logged } = await bootLog(options);
     expect(error).toBeInstanceOf(LockConfigurationError);

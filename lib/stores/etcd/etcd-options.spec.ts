@@ -1,7 +1,61 @@
+import { inspect } from 'node:util';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { leaseSeconds, resolveEtcdOptions, validateEtcdTtl } from './etcd-options.js';
 
 describe('resolveEtcdOptions', () => {
+  it('takes several members in one string separated by commas, as an environment variable gives them', () => {
+    expect(resolveEtcdOptions({ hosts: 'etcd-0:2379,etcd-1:2379, https://etcd-2:2379' }).hosts).toEqual([
+      'etcd-0:2379',
+      'etcd-1:2379',
+      'https://etcd-2:2379',
+    ]);
+    expect(resolveEtcdOptions({ hosts: ['[::1]:2379', 'http://10.0.0.1:2379'] }).hosts).toEqual([
+      '[::1]:2379',
+      'http://10.0.0.1:2379',
+    ]);
+  });
+
+  it.each([
+    ['a member without a port', { hosts: 'etcd-0' }, 'etcd.hosts', '"etcd-0"'],
+    ['one member of a list without a port', { hosts: 'etcd-0:2379,etcd-1' }, 'etcd.hosts', '"etcd-1"'],
+    ['an array member without a port', { hosts: ['etcd-0:2379', 'https://etcd-1'] }, 'etcd.hosts[1]', 'etcd-1'],
+    ['a port out of range', { hosts: 'etcd-0:99999' }, 'etcd.hosts', '99999'],
+    ['a scheme etcd3 does not take', { hosts: 'etcd://etcd-0:2379' }, 'etcd.hosts', 'etcd://'],
+    ['an empty member between commas', { hosts: 'etcd-0:2379,,etcd-1:2379' }, 'etcd.hosts', '""'],
+    ['credentials given as a string', { hosts: 'a:1', credentials: 'x' }, 'etcd.credentials', 'a string'],
+    ['credentials without a root certificate', { hosts: 'a:1', credentials: {} }, 'etcd.credentials', 'Object'],
+    [
+      'a private key without its certificate chain',
+      { hosts: 'a:1', credentials: { rootCertificate: Buffer.from('ca'), privateKey: Buffer.from('key') } },
+      'etcd.credentials',
+      'together',
+    ],
+  ])('refuses %s at construction, naming the option', (_label, options, option, shown) => {
+    const error = (() => {
+      try {
+        resolveEtcdOptions(options as never);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as LockConfigurationError).option).toBe(option);
+    expect((error as Error).message).toContain(shown);
+  });
+
+  it('refuses credentials given as text without showing them: they may be a private key', () => {
+    const key = '-----BEGIN PRIVATE KEY-----\nS3cr3t';
+    const error = (() => {
+      try {
+        resolveEtcdOptions({ hosts: 'a:1', credentials: key as never });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect(inspect(error, { depth: null, showHidden: true })).not.toContain('S3cr3t');
+  });
+
   it('fills in the defaults and takes one host or many', () => {
     expect(resolveEtcdOptions({ hosts: '127.0.0.1:2379' })).toMatchObject({
       hosts: ['127.0.0.1:2379'],

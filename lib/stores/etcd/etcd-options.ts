@@ -1,4 +1,5 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
+import { redactUrl } from '../../utils/redact.js';
 import { validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { checkOptionsObject, ETCD_STORE_OPTIONS } from '../../options/option-names.js';
 import type { Etcd3Client } from './etcd-client.js';
@@ -46,6 +47,7 @@ export function resolveEtcdOptions(options: EtcdLockStoreOptions): ResolvedEtcdO
       throw new LockConfigurationError('etcd.auth', undefined, 'expected { username: string, password: string }');
     }
   }
+  checkCredentials(options.credentials);
   return {
     hosts,
     client,
@@ -77,12 +79,61 @@ export function validateEtcdTtl(ttl: number): void {
   }
 }
 
+/** A member as etcd3 takes it: `host:port` (a name, an IPv4 address or a bracketed IPv6 one), after `http://` or `https://`. */
+const MEMBER = /^(?:https?:\/\/)?(?:\[[0-9a-f:.]+\]|[^\s:/@[\],]+):(\d{1,5})$/i;
+
+/** What a member must look like, for messages. */
+const MEMBER_FORM =
+  'expected a member as "host:port" (the client port, usually 2379), optionally after http:// or https://';
+
+/**
+ * The members of `hosts`: one, an array, or several in one string separated by commas (the usual form of an
+ * environment variable, `ETCD_HOSTS=a:2379,b:2379`).
+ * @throws LockConfigurationError naming a member without a port or otherwise not `host:port`
+ */
 function validateHosts(hosts: unknown): string[] {
-  const list = typeof hosts === 'string' ? [hosts] : hosts;
-  if (!Array.isArray(list) || list.length === 0 || list.some((host) => typeof host !== 'string' || host === '')) {
-    throw new LockConfigurationError('etcd.hosts', hosts, 'expected a member "host:port" or a non-empty array of them');
+  const list = typeof hosts === 'string' ? hosts.split(',').map((host) => host.trim()) : hosts;
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new LockConfigurationError(
+      'etcd.hosts',
+      hosts,
+      'expected a member "host:port", several separated by commas, or a non-empty array of them',
+    );
   }
+  list.forEach((host: unknown, index) => {
+    const port = typeof host === 'string' ? MEMBER.exec(host)?.[1] : undefined;
+    if (port !== undefined && Number(port) >= 1 && Number(port) <= 65_535) return;
+    const option = Array.isArray(hosts) ? `etcd.hosts[${index}]` : 'etcd.hosts';
+    throw new LockConfigurationError(option, typeof host === 'string' ? redactUrl(host) : host, MEMBER_FORM);
+  });
   return [...(list as string[])];
+}
+
+/**
+ * Refuses TLS credentials etcd3 could not use: it would fail every call instead. Only an object is kept on the
+ * error (its private key hidden, its Buffers by their class name: see redactValue); any other value is not
+ * shown: it may be a key.
+ * @throws LockConfigurationError for anything but `{ rootCertificate }` with Buffers, `privateKey` and
+ *   `certChain` together
+ */
+function checkCredentials(credentials: unknown): void {
+  if (credentials === undefined) return;
+  const object = typeof credentials === 'object' && credentials !== null;
+  const { rootCertificate, privateKey, certChain } = (object ? credentials : {}) as Record<string, unknown>;
+  const usable =
+    object &&
+    Buffer.isBuffer(rootCertificate) &&
+    (privateKey === undefined || Buffer.isBuffer(privateKey)) &&
+    (certChain === undefined || Buffer.isBuffer(certChain)) &&
+    (privateKey === undefined) === (certChain === undefined);
+  if (usable) return;
+  throw new LockConfigurationError(
+    'etcd.credentials',
+    object ? credentials : undefined,
+    `${object ? '' : `a ${typeof credentials} (not shown: it may be a key) cannot be TLS credentials; `}` +
+      "expected { rootCertificate } (a Buffer: the CA that signed the members' certificates, e.g. " +
+      'readFileSync("ca.pem")), with privateKey and certChain (Buffers) together for a client certificate',
+  );
 }
 
 function isEtcdClient(value: unknown): value is Etcd3Client {

@@ -32,6 +32,8 @@ describe('LockModule options with etcd', () => {
     ['its own keyPrefix', { etcd: { hosts: 'a:1', keyPrefix: 'x:' } }, 'etcd.keyPrefix'],
     ['an unknown etcd option', { etcd: { hosts: 'a:1', endpoints: ['a:1'] } }, 'etcd.endpoints'],
     ['no hosts', { etcd: {} }, 'etcd.hosts'],
+    ['a member without a port', { etcd: { hosts: 'etcd-0' } }, 'etcd.hosts'],
+    ['credentials that are no TLS credentials', { etcd: { hosts: 'a:1', credentials: 'x' } }, 'etcd.credentials'],
     ['an empty etcd option', { etcd: undefined }, 'etcd'],
     ['a module ttl under 1 s', { etcd: { hosts: 'a:1' }, ttl: 500 }, 'ttl'],
   ])('refuses %s, naming the option', (_label, options, option) => {

@@ -21,6 +21,7 @@ import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from '../redis/release-subscriber.js';
 import { runScript, runScriptBatch } from '../redis/script-runner.js';
 import { isWrongType, redisStoreError } from '../redis/store-error.js';
+import { unreachableServer } from '../redis/connection-failure.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
 import {
   PERMIT_ACQUIRE,
@@ -157,7 +158,8 @@ export class RedisPermitStore implements PermitStore {
     try {
       replies = await runScriptBatch(this.client, PERMIT_EXTEND, calls);
     } catch (error) {
-      const failure = redisStoreError('renew', undefined, error);
+      const unreachable = unreachableServer(this.client, error);
+      const failure = redisStoreError('renew', undefined, unreachable?.cause ?? error, unreachable?.detail);
       return renewals.map(() => failure);
     }
     return replies.map((reply, index) =>
@@ -222,10 +224,13 @@ export class RedisPermitStore implements PermitStore {
   }
 
   private storeError(operation: string, key: string, keys: PermitKeys, error: unknown): LockStoreError {
-    const detail = isWrongType(error)
-      ? `one of the Redis keys ${[keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ')} ` +
-        "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key"
-      : undefined;
-    return redisStoreError(operation, key, error, detail);
+    if (isWrongType(error)) {
+      const detail =
+        `one of the Redis keys ${[keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ')} ` +
+        "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key";
+      return redisStoreError(operation, key, error, detail);
+    }
+    const unreachable = unreachableServer(this.client, error);
+    return redisStoreError(operation, key, unreachable?.cause ?? error, unreachable?.detail);
   }
 }

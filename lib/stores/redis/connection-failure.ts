@@ -1,5 +1,10 @@
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { describeFailureKind, failureKind, isNetworkError } from '../../utils/failure-kind.js';
+import { commandTimeoutOf, isCluster } from './cluster-client.js';
+import { labelOfServer } from './node-label.js';
+
+/** The watch on each client that has one: every store on that client (its permits too) tells failures by it. */
+const watches = new WeakMap<Redis | Cluster, ConnectionWatch>();
 
 /**
  * The last connection error a client reported while watched. ioredis tells why it cannot connect
@@ -19,6 +24,7 @@ export class ConnectionWatch {
   constructor(private readonly client: Redis | Cluster) {
     client.on('error', this.onError);
     client.on('ready', this.onReady);
+    watches.set(client, this);
   }
 
   /**
@@ -34,6 +40,7 @@ export class ConnectionWatch {
   stop(): void {
     this.client.off('error', this.onError);
     this.client.off('ready', this.onReady);
+    if (watches.get(this.client) === this) watches.delete(this.client);
   }
 }
 
@@ -55,4 +62,26 @@ export function describeConnectionFailure(cause: unknown, commandTimeout?: numbe
   if (kind === 'WRONGPASS') return 'the username or password was refused (WRONGPASS)';
   if (isNetworkError(cause)) return describeFailureKind(kind);
   return undefined;
+}
+
+/** A server that could not be used: the error that says why, and the words for it. */
+export interface UnreachableServer {
+  /** The connection's own error (`ECONNREFUSED`, a refused `AUTH`) when it is known, else the command's. */
+  readonly cause: unknown;
+  /** `cannot reach Redis at host:port: connection refused (ECONNREFUSED)`, never credentials. */
+  readonly detail: string;
+}
+
+/**
+ * A command's failure on `client` in the words of the startup check, when the server could not be used (not
+ * reachable, no answer in time, authentication refused): which server (`host:port`) and why (from the client's
+ * watch, when a store that owns it keeps one), instead of the client's own text ("Reached the max retries per
+ * request limit", which names neither); `undefined` for any other failure, which its own message describes.
+ */
+export function unreachableServer(client: Redis | Cluster, error: unknown): UnreachableServer | undefined {
+  const cause = watches.get(client)?.causeOf(error) ?? error;
+  const why = describeConnectionFailure(cause, commandTimeoutOf(client));
+  if (why === undefined) return undefined;
+  const server = isCluster(client) ? 'the Redis Cluster' : `Redis at ${labelOfServer(client)}`;
+  return { cause, detail: `cannot reach ${server}: ${why}` };
 }

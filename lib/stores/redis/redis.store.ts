@@ -19,7 +19,7 @@ import type {
 import { resourceKeys, type ResourceKeys } from './resource-keys.js';
 import { closeClient } from './close-client.js';
 import { commandTimeoutOf, groupByNode, isCluster, subscriberClient } from './cluster-client.js';
-import { ConnectionWatch } from './connection-failure.js';
+import { ConnectionWatch, unreachableServer } from './connection-failure.js';
 import { DirectGrants } from './direct-grants.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
 import type { PermitCapable } from '../../interfaces/permit-store.interface.js';
@@ -387,7 +387,8 @@ export class RedisLockStore implements LockStore, PermitCapable {
         ? await runScriptBatch(this.client, EXTEND, calls)
         : await extendOnOneServer(this.client, calls);
     } catch (error) {
-      const failure = redisStoreError('renew', undefined, error);
+      const unreachable = unreachableServer(this.client, error);
+      const failure = redisStoreError('renew', undefined, unreachable?.cause ?? error, unreachable?.detail);
       return renewals.map(() => failure);
     }
     const outcomes = await Promise.all(
@@ -422,9 +423,15 @@ export class RedisLockStore implements LockStore, PermitCapable {
     }
   }
 
-  /** The LockStoreError of `operation`, naming the key of another type when Redis refused one (WRONGTYPE). */
+  /**
+   * The LockStoreError of `operation`, naming the key of another type when Redis refused one (WRONGTYPE), or the
+   * server and why when it could not be used, as the startup check says it.
+   */
   private async failure(operation: string, key: string, keys: ResourceKeys, error: unknown): Promise<LockStoreError> {
-    const detail = isWrongType(error) ? await describeWrongType(this.client, operation, keys) : undefined;
-    return redisStoreError(operation, key, error, detail);
+    if (isWrongType(error)) {
+      return redisStoreError(operation, key, error, await describeWrongType(this.client, operation, keys));
+    }
+    const unreachable = unreachableServer(this.client, error);
+    return redisStoreError(operation, key, unreachable?.cause ?? error, unreachable?.detail);
   }
 }

@@ -37,13 +37,17 @@ export class QuorumNodes {
     return (this.nodes as ConnectedNode[]).map((node) => node.client);
   }
 
-  /** Sends to every node at once; see {@link sendToAll}. */
+  /**
+   * Sends to every node at once; see {@link sendToAll}.
+   * @param timeout how long to wait for each node, in ms: the store's per-node timeout unless said otherwise
+   */
   async round<T>(
     send: (client: Redis, index: number) => Promise<T>,
     decided?: (replies: readonly NodeReply<T>[]) => boolean,
+    timeout = this.timeout,
   ): Promise<NodeReply<T>[]> {
     const nodes = this.nodes ?? (await this.connected);
-    return sendToAll(nodes.length, (index) => send(nodes[index].client, index), this.timeout, decided);
+    return sendToAll(nodes.length, (index) => send(nodes[index].client, index), timeout, decided);
   }
 
   /** The error of a request that fewer than a quorum of nodes answered: an outage, never contention. */

@@ -3,6 +3,7 @@ import { LockConfigurationError } from '../../errors/lock-configuration.error.js
 import { ConnectionWatch } from '../redis/connection-failure.js';
 import { loadIoredis } from '../redis/load-ioredis.js';
 import { labelOfOptions } from '../redis/node-label.js';
+import { redactUrl } from '../../utils/redact.js';
 
 export type { RedlockNode } from '../../interfaces/redlock-store-options.interface.js';
 
@@ -202,7 +203,11 @@ function labelOfUrl(option: string, url: string): string {
     parsed = undefined;
   }
   if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
-    throw new LockConfigurationError(option, url, 'expected a URL like "redis://host:6379" or "rediss://host:6380"');
+    throw new LockConfigurationError(
+      option,
+      redactUrl(url),
+      'expected a URL like "redis://host:6379" or "rediss://host:6380"',
+    );
   }
   return `${parsed.hostname}:${parsed.port || '6379'}`;
 }

@@ -178,7 +178,9 @@ export class RedlockStore implements LockStore {
 
   /**
    * Loads the Lua scripts on every node and checks that a quorum accepted them; then that no server was
-   * given twice (by its `run_id`) and that no node may evict leases (`maxmemory-policy`).
+   * given twice (by its `run_id`) and that no node may evict leases (`maxmemory-policy`), among the nodes that
+   * answered even when they are fewer than a quorum. It waits at least 2 s for each node (the connections open
+   * with it), not the per-node `timeout` of lock operations.
    * @returns a warning for nodes that may evict leases when `acceptEvictionRisk` is set, for nodes whose
    * policy or identity could not be read (CONFIG GET or INFO refused), and for nodes that did not answer
    * @throws LockConfigurationError naming the nodes that are one server, or each node that may evict leases
