@@ -103,6 +103,9 @@ export class Acquirer {
       offered: false,
     };
     let outcome: Outcome;
+    // counted until it has given up any place it took in the store's line: a shutdown closes the store only
+    // after that, however its waiters happen to leave once woken
+    this.shutdown.enter();
     try {
       const queue = this.queues.get(key);
       let attempt = queue
@@ -118,6 +121,8 @@ export class Acquirer {
       // a permit request whose shape disagrees with its key's: the caller's mistake, no store failure
       else if (!(error instanceof LockConfigurationError)) this.observer.failed(trace, error);
       throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
+    } finally {
+      this.shutdown.leave();
     }
     this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
     return outcome;
@@ -308,7 +313,6 @@ export class Acquirer {
     const sentAt = performance.now();
     acquisition.sentAt = sentAt;
     let result;
-    this.shutdown.enter();
     try {
       result = await this.store.acquire(acquireRequest(key, token, settings, waiting));
     } catch (error) {
@@ -320,7 +324,6 @@ export class Acquirer {
       if (waiting?.next) this.store.withdrawOffer?.(key, token);
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
     } finally {
-      this.shutdown.leave();
       if (waiting?.next && !waiting.again) this.offering.delete(key);
     }
     if (!result.acquired) return { remainingTtl: result.remainingTtl };

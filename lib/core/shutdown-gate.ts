@@ -57,14 +57,15 @@ export class ShutdownGate {
   }
 
   /**
-   * A store call is on its way; `leave()` once it is answered, whatever the answer. What `track` does for a
-   * promise, without one: the acquire and release of every lease pass here.
+   * A store call is on its way, or an acquisition under way; `leave()` once it is answered (an acquisition:
+   * once it ended, its place in the store's line given up), whatever the answer. What `track` does for a
+   * promise, without one: every acquisition and every release pass here.
    */
   enter(): void {
     this.state.inFlight++;
   }
 
-  /** A call counted by `enter` is answered. */
+  /** A call or acquisition counted by `enter` is over. */
   leave(): void {
     const { state } = this;
     if (--state.inFlight > 0) return;

@@ -463,6 +463,30 @@ export function describePermitContract(kind: PermitStoreKind, processes: boolean
       expect(await wide.other.acquire(gone)).toEqual({ acquired: true });
     });
 
+    it("keeps the other waiters' turns of a process whose one waiter never claims its reservation", async () => {
+      const window = 300;
+      const wide = await pairWith(window);
+      const holder = permit('late', { limit: 1 });
+      await wide.store.acquire(holder);
+      const late = permit('late', { limit: 1 }, { waiting: { ttl: 10_000 } });
+      const patient = permit('late', { limit: 1 }, { waiting: { ttl: 10_000 } });
+      const behind = permit('late', { limit: 1 }, { waiting: { ttl: 10_000 } });
+      expect(await wide.other.acquire(late)).toMatchObject({ acquired: false, ahead: 0 });
+      expect(await wide.other.acquire(patient)).toMatchObject({ acquired: false, ahead: 1 });
+      expect(await wide.store.acquire(behind)).toMatchObject({ acquired: false, ahead: 2 });
+      await wide.store.release('late', holder.token);
+      // the permit is reserved for `late`, which never comes; its process asks for `patient` meanwhile: alive
+      expect(await wide.other.acquire(patient)).toMatchObject({ acquired: false, ahead: 1 });
+      const lapsed = performance.now() + 5000;
+      while ((await wide.store.inspect('late')).waiting !== 2) {
+        if (performance.now() > lapsed) throw new Error("late's reservation did not lapse");
+        await sleep(window / 10);
+      }
+      // only `late` is passed over: `patient` keeps its turn before `behind`
+      expect(await wide.store.acquire(behind)).toMatchObject({ acquired: false, ahead: 1 });
+      expect(await wide.other.acquire(patient)).toEqual({ acquired: true });
+    });
+
     it('lets the places a leaving waiter held back in at once', async () => {
       const reader = permit('leave', read);
       await pair.store.acquire(reader);

@@ -64,7 +64,8 @@ export function hasLapsed(place: WaitingPlace, now: number): boolean {
  * Walks the line in order, as the Redis scripts do (scripts/permit.lua.ts, `callLine`): each place that fits
  * beside the holders and the places before it has a permit reserved, for the window when reserved now; the
  * first that does not fit holds back everyone behind it (and loses a reservation it had); lapsed places are
- * passed over.
+ * passed over. (Redis also passes over every place of a process presumed gone, `passOverGone`; here every
+ * place is this process's.)
  */
 export function callLine(
   permits: ReadonlyMap<string, HeldPermit>,

@@ -53,7 +53,8 @@ export interface RedisPermitStoreOptions {
   readonly releaseNotices?: boolean;
   /**
    * For how many ms a freed permit stays reserved for the waiter first in line: a waiter that is gone
-   * costs the others this long. At least 1 ms: permits are always handed on in the line's order.
+   * costs the others this long, and so do all the waiters of a process that is gone. At least 1 ms: permits
+   * are always handed on in the line's order.
    * @default 20
    */
   readonly handoffWindow?: number;
@@ -98,6 +99,7 @@ export class RedisPermitStore implements PermitStore {
         sharded: this.cluster,
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
+        handoffWindow: this.handoffWindow,
       });
     }
   }

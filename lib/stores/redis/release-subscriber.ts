@@ -37,9 +37,10 @@ export interface ReleaseSubscriberOptions {
    */
   readonly linger?: number;
   /**
-   * ms a reservation for another process lasts: a notice that names this process next in line wakes its
-   * waiters once that is over (unless a later notice came first), so that a process that died first in
-   * line costs the others one window, not their backoff.
+   * ms a reservation for another process lasts: a notice that names this process next in line wakes one of its
+   * waiters once that is over (unless a later notice came first), so that a process that died first in line
+   * costs the others one window, not their backoff. One request is enough to call the line again: it tells
+   * the process whose turn it then is.
    */
   readonly handoffWindow?: number;
   /**
@@ -147,7 +148,7 @@ export class ReleaseSubscriber {
     }
     if (notice.kind === 'reserved' && notice.owner !== this.options.owner) {
       if (notice.next !== undefined && notice.next === this.options.owner && (this.options.handoffWindow ?? 0) > 0) {
-        entry.relook = setTimeout(() => this.wake(entry), (this.options.handoffWindow ?? 0) + 1);
+        entry.relook = setTimeout(() => this.relook(entry), (this.options.handoffWindow ?? 0) + 1);
         entry.relook.unref();
       }
       return;
@@ -159,6 +160,13 @@ export class ReleaseSubscriber {
   private wake(entry: Channel): void {
     entry.relook = undefined;
     for (const watch of entry.watches) watch.wake();
+  }
+
+  /** The reservation before us had its window: the longest watch asks again (each permit waiter has its own). */
+  private relook(entry: Channel): void {
+    entry.relook = undefined;
+    const [longest] = entry.watches;
+    longest?.wake();
   }
 
   private forgetCoverage(): void {

@@ -48,10 +48,11 @@ if position and places[position].lapsed then
   places[position].lapsed, places[position].reservedUntil = false, 0
   savePlace(places[position])
 end
+answerReservations(places, owner, token)
 local limit = limitOf(shape)
 local mutexTtl = mutexHoldTtl()
 local line = callLine(places, limit, window, function() return mutexTtl ~= -2 end)
-notify(line, publish, channel, token)
+notify(line, places, publish, channel, token, owner)
 local admitted
 if position then
   admitted = line.fitting[token]
@@ -62,8 +63,7 @@ elseif mutexTtl == -2 and not line.stopped then
 end
 if admitted then
   if position then
-    redis.call('ZREM', lineKey, token)
-    redis.call('HDEL', infoKey, 'q:' .. token)
+    dropPlace(token)
     places[position].gone = true
   end
   local fence = 0

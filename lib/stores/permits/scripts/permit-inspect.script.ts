@@ -5,16 +5,20 @@ import { permitScript } from './permit-script.js';
  *
  * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: none.
- * Returns {shape or '', fence counter or '', live places, then per live permit, soonest end first: mode,
+ * Returns {shape or '', fence counter or '', places that hold someone back, then per live permit, soonest end first: mode,
  * remaining ms, fence (0 for none), holder record ('' for none)}.
  */
 export const PERMIT_INSPECT = permitScript(
   'permit-inspect',
   `
-local waiting = 0
+local places = {}
 for _, token in ipairs(redis.call('ZRANGE', lineKey, 0, -1)) do
-  local place = placeOf(token)
-  if place and not place.lapsed then waiting = waiting + 1 end
+  places[#places + 1] = placeOf(token)
+end
+passOverGone(places)
+local waiting = 0
+for _, place in ipairs(places) do
+  if not place.lapsed then waiting = waiting + 1 end
 end
 local reply = { redis.call('HGET', infoKey, 'shape') or '', redis.call('GET', fenceKey) or '', waiting }
 local live = redis.call('ZRANGEBYSCORE', permitsKey, '(' .. text(now), '+inf', 'WITHSCORES')

@@ -12,10 +12,10 @@ export const PERMIT_LEAVE_LINE = permitScript(
   `
 local token, window, publish, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 prunePermits()
-redis.call('ZREM', lineKey, token)
-redis.call('HDEL', infoKey, 'q:' .. token)
+dropPlace(token)
 local places = liveLine()
-notify(callLine(places, limitOf(redis.call('HGET', infoKey, 'shape')), window, mutexHeld), publish, channel, '')
+local line = callLine(places, limitOf(redis.call('HGET', infoKey, 'shape')), window, mutexHeld)
+notify(line, places, publish, channel, '', '')
 keepAlive(places)
 return 1
 `,

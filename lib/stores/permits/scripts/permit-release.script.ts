@@ -21,7 +21,7 @@ if released == 1 then
 end
 -- called even when the permit had ended: its end (or another's, pruned above) may free the line's first
 local places = liveLine()
-notify(callLine(places, limit, window, mutexHeld), publish, channel, '')
+notify(callLine(places, limit, window, mutexHeld), places, publish, channel, '', '')
 keepAlive(places)
 keepGuard(publish, channel, window)
 return released

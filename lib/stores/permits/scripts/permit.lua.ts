@@ -4,7 +4,9 @@
  * 2 info: hash; `shape` ('limit:N' or 'rw', kept while a permit or place exists), `writer` (the writing
  *   permit's token), `seq` (the line's counter), `p:<token>` (a permit: 'mode:fence:holder record', mode p
  *   for a semaphore permit, r or w) and `q:<token>` (a place: 'mode:until:reservedUntil:owner', until = the
- *   end of its wait in ms, reservedUntil = the end of the permit reserved for it, 0 while none is)
+ *   end of its wait in ms, reservedUntil = the end of the permit reserved for it, 0 while none is, owner = the
+ *   owner id of its waiter's process; then ':1' while its reservation is answered: a request came from that
+ *   process after the reservation was made, see passOverGone)
  * 3 line: sorted set, token -> arrival number: the waiting places in order
  * 4 fence: the resource's fence counter, shared with its mutex leases (redis/scripts/grant.lua.ts)
  * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
@@ -47,16 +49,27 @@ end
 local function placeOf(token)
   local record = redis.call('HGET', infoKey, 'q:' .. token)
   if not record then return nil end
-  local mode, untilMs, reservedUntil, owner = string.match(record, '^(%a):(%d+):(%d+):(.*)$')
+  local mode, untilMs, reservedUntil, owner, answered = string.match(record, '^(%a):(%d+):(%d+):([^:]*):?(1?)$')
   if not mode or tonumber(untilMs) <= now then return nil end
   local place = { token = token, mode = mode, untilMs = tonumber(untilMs), reservedUntil = tonumber(reservedUntil), owner = owner }
   place.lapsed = place.reservedUntil > 0 and place.reservedUntil <= now
+  place.answered = answered == '1'
   return place
 end
 
 local function savePlace(place)
+  -- a place without a reservation has none for its process to answer
+  place.answered = place.answered and place.reservedUntil > 0
+  local answered = ''
+  if place.answered then answered = ':1' end
   redis.call('HSET', infoKey, 'q:' .. place.token,
-    place.mode .. ':' .. text(place.untilMs) .. ':' .. text(place.reservedUntil) .. ':' .. place.owner)
+    place.mode .. ':' .. text(place.untilMs) .. ':' .. text(place.reservedUntil) .. ':' .. place.owner .. answered)
+end
+
+-- a place leaves the line
+local function dropPlace(token)
+  redis.call('ZREM', lineKey, token)
+  redis.call('HDEL', infoKey, 'q:' .. token)
 end
 
 -- the places in order; those whose wait ended leave the line
@@ -67,11 +80,37 @@ local function liveLine()
     if place then
       places[#places + 1] = place
     else
-      redis.call('ZREM', lineKey, token)
-      redis.call('HDEL', infoKey, 'q:' .. token)
+      dropPlace(token)
     end
   end
   return places
+end
+
+-- A request from a process shows that it is alive: the reservations of its other places, lapsed or not, are
+-- answered, so that one late waiter of a live process costs only its own turn (see passOverGone).
+local function answerReservations(places, owner, token)
+  for _, place in ipairs(places) do
+    if place.owner == owner and place.token ~= token and place.reservedUntil > 0 and not place.answered then
+      place.answered = true
+      savePlace(place)
+    end
+  end
+end
+
+-- A process with a reservation that lapsed unanswered (nothing came from it since the reservation was made) is
+-- presumed gone: it crashed while it waited. Every place of it without a reservation of its own is passed over
+-- with it, so that all the waiters of a dead process cost the others one hand-off window, not one each. Each
+-- keeps its turn: the process's next request answers the lapsed reservation and brings them all back. Nothing
+-- is written: the places lapse for this call only.
+local function passOverGone(places)
+  local gone = {}
+  for _, place in ipairs(places) do
+    if place.lapsed and not place.answered then gone[place.owner] = true end
+  end
+  if next(gone) == nil then return end
+  for _, place in ipairs(places) do
+    if gone[place.owner] and place.reservedUntil == 0 then place.lapsed = true end
+  end
 end
 
 -- whether one more permit of mode fits beside count permits (a writer among them when writer is true)
@@ -90,11 +129,13 @@ end
 
 -- Walks the line in order: each place that fits beside the holders and the places before it has a permit
 -- reserved (one reserved now gets the hand-off window to claim it); the first place that does not fit holds
--- back everyone behind it, so nobody overtakes a waiter. Lapsed places are passed over. exclusive(): whether
--- a mutex lease holds the key, asked only when someone waits. line.count is nil when the line is empty.
+-- back everyone behind it, so nobody overtakes a waiter. Lapsed places, and those of a process presumed gone,
+-- are passed over. exclusive(): whether a mutex lease holds the key, asked only when someone waits. line.count
+-- is nil when the line is empty.
 local function callLine(places, limit, window, exclusive)
   local line = { fitting = {}, reserved = {}, stopped = false }
   if #places == 0 then return line end
+  passOverGone(places)
   local count, writer = holders(limit)
   line.stopped = exclusive()
   for _, place in ipairs(places) do
@@ -173,16 +214,31 @@ local function markMutexLease(ttl)
   end
 end
 
--- one notice per process whose place was reserved now, naming it (its store's owner id): only it wakes
-local function notify(line, publish, channel, except)
+-- One notice per process whose place was reserved now, naming it (its store's owner id): only it wakes. The
+-- notice also names the process of the first place still held back, which looks again once the window is over,
+-- should the reserved one never come (gone while waiting: see passOverGone). caller: the token and owner id of
+-- the request that called the line ('' for none), whose own reservation needs no notice and whose process needs
+-- no second look.
+local function notify(line, places, publish, channel, callerToken, callerOwner)
   if publish == '' then return end
-  local told = {}
+  local told, owners = {}, {}
   for _, place in ipairs(line.reserved) do
-    if place.token ~= except and not told[place.owner] then
+    if place.token ~= callerToken and not told[place.owner] then
       told[place.owner] = true
-      -- pcall: a user whose ACL refuses the channel still gets its permit; its waiters fall back to their timers
-      redis.pcall(publish, channel, place.owner)
+      owners[#owners + 1] = place.owner
     end
+  end
+  if #owners == 0 then return end
+  local after = ''
+  for _, place in ipairs(places) do
+    if not place.lapsed and not line.fitting[place.token] and not told[place.owner] and place.owner ~= callerOwner then
+      after = ' ' .. place.owner
+      break
+    end
+  end
+  for _, owner in ipairs(owners) do
+    -- pcall: a user whose ACL refuses the channel still gets its permit; its waiters fall back to their timers
+    redis.pcall(publish, channel, owner .. after)
   end
 end
 
