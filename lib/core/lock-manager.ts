@@ -31,6 +31,7 @@ import {
   type LockSettings,
 } from '../options/lock-settings.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
+import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
 import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from '../options/option-names.js';
 import {
@@ -51,8 +52,9 @@ export interface LockManagerOptions extends LockDefaults {
   /** Close the store in `close()`; leave it `false` for a store someone else still uses. @default true */
   readonly closeStore?: boolean;
   /**
-   * How long `close()` lets holders that are inside their locked section finish before it ends their
-   * leases (never past a lease's own end: renewals stop when the shutdown starts); `0` ends them at once.
+   * How long `close()` lets holders inside their locked section finish (their leases still renewed) before
+   * it asks the rest to stop: their signals abort with reason `shutdown` and their leases stay held until
+   * they let go; `0` asks at once. `close()` resolves by then.
    * @default '5s'
    */
   readonly drainTimeout?: Duration;
@@ -337,10 +339,13 @@ export class LockManager {
   }
 
   /**
-   * Shuts down in order: refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), stops
-   * renewals, lets holders inside their section finish for up to `drainTimeout` (never past their lease), ends
-   * the leases still held (their signals abort with reason `shutdown`), gives back grants that were in flight,
-   * and only then closes the store (unless `closeStore` was false). Safe to call more than once.
+   * Shuts down in order: refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
+   * holders finish for up to `drainTimeout` while their leases are still renewed, and gives back grants that
+   * were in flight. A lease its holder has not let go by then is never ended: its signal aborts with reason
+   * `shutdown`, a warning names its template, and it stays held (and renewed, if it was) until its holder
+   * releases it or the process exits, as after a crash. `close()` resolves then; the store (unless
+   * `closeStore` is false) is closed once the last lease has ended, at once when none outlived the drain,
+   * else in the background (a failure to close it is logged). Safe to call more than once.
    */
   close(): Promise<void> {
     // before anything runs: the releases below must not hand a lease on to a local waiter
@@ -351,14 +356,33 @@ export class LockManager {
 
   /** The steps of `close()`, once. */
   private async closeInOrder(): Promise<void> {
-    this.leases.stopRenewals();
-    this.permits?.leases.stopRenewals();
     for (const queue of this.queues.values()) queue.wake();
     this.permits?.acquirer.wakeWaiters();
-    const deadline = performance.now() + this.drainTimeout;
-    await Promise.all([this.leases.drain(deadline), this.permits?.leases.drain(deadline)]);
+    await Promise.all([this.leases.drain(this.drainTimeout), this.permits?.leases.drain(this.drainTimeout)]);
+    if (this.heldCount === 0) return this.closeStoreWhenIdle();
+    // only a logger that throws gets here: nothing may reject unheard
+    this.closeStoreAfterLastLease().catch(() => undefined);
+  }
+
+  /** Closes the store once the leases that outlived the drain have ended; a failure is logged. */
+  private async closeStoreAfterLastLease(): Promise<void> {
+    try {
+      await Promise.all([this.leases.emptied(), this.permits?.leases.emptied()]);
+      await this.closeStoreWhenIdle();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger?.error(
+        printable(`Closing the lock store after the last lease of the shutdown ended failed: ${reason}`),
+      );
+    }
+  }
+
+  /** Closes the store (if ours to close) once every call on its way is answered. */
+  private async closeStoreWhenIdle(): Promise<void> {
     // a grant or release that was on its way when the shutdown began is answered before the store closes
     await this.shutdown.answered();
+    this.leases.stopRenewals();
+    this.permits?.leases.stopRenewals();
     if (this.closeStore) await this.store.close();
   }
 
