@@ -4,7 +4,7 @@ import { LockLostError } from '../lib/errors/lock-lost.error.js';
 import { LockStoreError } from '../lib/errors/lock-store.error.js';
 import { LockManager } from '../lib/core/lock-manager.js';
 import type { Lock } from '../lib/core/lock.js';
-import type { LockLogger, LockOptions } from '../lib/interfaces/lock-options.interface.js';
+import type { LockLogger, LockSectionOptions } from '../lib/interfaces/lock-options.interface.js';
 import { RedisLockStore } from '../lib/stores/redis/redis.store.js';
 import { resourceKeys } from '../lib/stores/redis/resource-keys.js';
 import { testRedisUrl, uniquePrefix } from './support/stores.js';
@@ -63,7 +63,7 @@ async function subscribed(channel: string): Promise<void> {
 }
 
 /** A section that runs until `finish()`: its lock once it started, and the call's result. */
-function section(manager: LockManager, key: string, options: LockOptions) {
+function section(manager: LockManager, key: string, options: LockSectionOptions) {
   let finish!: (value: string) => void;
   const finished = new Promise<string>((resolve) => (finish = resolve));
   let started!: (lock: Lock) => void;
@@ -129,7 +129,7 @@ describe('LockManager.close() drains', () => {
     const admin = new Redis(testRedisUrl());
     try {
       const ttl = 600;
-      const running = section(manager, 'doc:42', { ttl, metricKey: 'doc:<id>' });
+      const running = section(manager, 'doc:42', { ttl, metricKey: 'doc:<id>', onLost: 'throw' });
       const lock = await running.lock;
       const since = performance.now();
 
@@ -146,7 +146,7 @@ describe('LockManager.close() drains', () => {
       expect(await admin.pttl(lockKey)).toBeGreaterThan(0);
       expect(client.status).toBe('ready');
 
-      // the shutdown's request to stop is no loss: the section's result stands
+      // the shutdown's request to stop is no loss: the section's result stands, even with onLost: 'throw'
       running.finish('done');
       await expect(running.result).resolves.toBe('done');
       await storeClosed;

@@ -1,7 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import type { LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
+import type {
+  LockDefaults,
+  LockLogger,
+  LockOptions,
+  LockSectionOptions,
+} from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import { Acquirer } from './acquirer.js';
@@ -33,7 +38,14 @@ import {
 import { toMilliseconds, type Duration } from '../utils/duration.js';
 import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
-import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from '../options/option-names.js';
+import {
+  CALL_OPTIONS,
+  checkOptionNames,
+  MANAGER_OPTIONS,
+  TRY_OPTIONS,
+  USING_OPTIONS,
+  type OptionsKind,
+} from '../options/option-names.js';
 import {
   validateBoolean,
   validateKey,
@@ -59,6 +71,13 @@ export interface LockManagerOptions extends LockDefaults {
    */
   readonly drainTimeout?: Duration;
 }
+
+/** The option names each direct call takes. */
+const OPTIONS_OF: Readonly<Record<'acquire' | 'tryAcquire' | 'using', OptionsKind>> = {
+  acquire: CALL_OPTIONS,
+  tryAcquire: TRY_OPTIONS,
+  using: USING_OPTIONS,
+};
 
 /** How long `close()` waits for holders to finish by default, in ms. */
 export const DEFAULT_DRAIN_TIMEOUT = 5000;
@@ -147,7 +166,7 @@ export class LockManager {
    * @param scope where the options come from, for messages (e.g. `@WithLock(Job.run)`)
    * @internal
    */
-  resolve(options?: LockOptions, scope = ''): LockSettings {
+  resolve(options?: LockSectionOptions, scope = ''): LockSettings {
     const settings = resolveSettings(this.settings, options, scope);
     if (settings.ttl !== this.settings.ttl) {
       checkTtlForStore(this.store, settings.ttl, this.leases.drift(settings.ttl), scope ? `${scope}.ttl` : 'ttl');
@@ -225,13 +244,18 @@ export class LockManager {
    * every lease is valid: a set whose first lease ended while the last was taken is taken again.
    * @throws LockNotAcquiredError when a key stays held past the wait; the error `fn` threw, untouched
    * @throws LockStoreError when the store fails, or is too slow for the ttl to start `fn` on valid leases
+   * @throws LockLostError with `onLost: 'throw'`, instead of what `fn` returned, when a lease was lost while it ran
    */
-  async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
-  async using<T>(keys: readonly string[], fn: (locks: Lock[]) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockSectionOptions): Promise<T>;
+  async using<T>(
+    keys: readonly string[],
+    fn: (locks: Lock[]) => T | Promise<T>,
+    options?: LockSectionOptions,
+  ): Promise<T>;
   async using<T>(
     keyOrKeys: string | readonly string[],
     fn: ((lock: Lock) => T | Promise<T>) | ((locks: Lock[]) => T | Promise<T>),
-    options?: LockOptions,
+    options?: LockSectionOptions,
   ): Promise<T> {
     const settings = this.settingsOf(options, 'using');
     const many = Array.isArray(keyOrKeys);
@@ -242,7 +266,9 @@ export class LockManager {
   }
 
   /**
-   * Runs `fn` in a locked scope of `keys` with settings already resolved (once, by `@WithLock`).
+   * Runs `fn` in a locked scope of `keys` with settings already resolved (once, by `@WithLock`); with
+   * `onLost: 'throw'`, a lease of the scope lost by the time `fn` returned and its leases were released
+   * turns the result into that `LockLostError`.
    * @internal
    */
   async runLocked<T, C = never>(
@@ -263,12 +289,17 @@ export class LockManager {
       throw error;
     }
     const { locks, taken } = acquired;
+    let result: T;
     try {
-      return await runWithLocks(this, locks, () => fn(locks));
+      result = await runWithLocks(this, locks, () => fn(locks));
     } finally {
       const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
       await this.releaseAll(taken, keepFor >= 1 ? Math.ceil(keepFor) : undefined);
     }
+    // after the release, which finds a loss no renewal had seen yet (the store no longer had the lease)
+    const lost = settings.onLost === 'throw' ? locks.find((lock) => lock.loss)?.loss : undefined;
+    if (lost) throw lost;
+    return result;
   }
 
   /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */
@@ -386,10 +417,10 @@ export class LockManager {
     if (this.closeStore) await this.store.close();
   }
 
-  private settingsOf(options: LockOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
+  private settingsOf(options: LockSectionOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
     // the usual call names no options: its settings are made once
     if (options === undefined) return call === 'using' ? this.settings : this.handedOutSettings;
-    checkOptionNames(options, call === 'tryAcquire' ? TRY_OPTIONS : CALL_OPTIONS);
+    checkOptionNames(options, OPTIONS_OF[call]);
     const settings = this.resolve(options);
     // acquire() hands the lease to the caller, who may forget it: it is renewed only when asked
     if (call !== 'using' && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
