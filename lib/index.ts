@@ -14,6 +14,7 @@ export {
   type LockExtendedEvent,
   type LockLateGrantEvent,
   type LockLostEvent,
+  type LockOutlivedDrainEvent,
   type LockReleasedEvent,
   type LockRenewedEvent,
   type LockSkippedEvent,

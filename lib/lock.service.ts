@@ -29,8 +29,9 @@ export const MEMORY_STORE_WARNING =
  * `current` and `on` (see {@link LockManager}). Provided by `LockModule`; it checks the store at startup,
  * serves `@WithLock` methods, re-emits lock events as Nest events (`lock.acquired`, ...) when
  * `@nestjs/event-emitter` is set up, records OpenTelemetry metrics and spans when `@opentelemetry/api` is
- * installed (see {@link LockTelemetry}), and on shutdown stops renewals, releases every held lease, then closes
- * what the module created (never a client or store you passed in).
+ * installed (see {@link LockTelemetry}), and on shutdown drains (see {@link LockManager.close}): sections may
+ * finish for `drainTimeout`, a lease whose section still runs is kept until it ends, and what the module
+ * created (never a client or store you passed in) is closed after the last lease.
  *
  * @example
  * ```ts
@@ -90,13 +91,19 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     registerService(this);
   }
 
-  /** Releases every held lease before the application's connections close. */
+  /**
+   * Drains before Nest closes the application's servers (which wait for requests in flight): resolves once
+   * every holder let go, or once the drain asked the rest to stop, whose leases stay held until they do.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     unregisterService(this);
     await this.close();
   }
 
-  /** Closes what the module owns, if `beforeApplicationShutdown` did not already. */
+  /**
+   * Closes what the module owns, if `beforeApplicationShutdown` did not already; a drain already done is not
+   * done again, and a lease kept past it stays held.
+   */
   async onApplicationShutdown(): Promise<void> {
     unregisterService(this);
     await this.close();

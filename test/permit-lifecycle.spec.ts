@@ -73,7 +73,11 @@ describe('the life of a permit', () => {
     const closed = locks.close();
     await expect(waiter).rejects.toBeInstanceOf(LockStoreError);
     await closed;
-    expect(held.isHeld).toBe(false);
+    // the holder was asked to stop, and keeps its permit until it lets go
+    expect(held.signal.reason).toMatchObject({ code: 'LOCK_LOST', reason: 'shutdown' });
+    expect(held.isHeld).toBe(true);
+    expect(await permits.inspect('closing')).toMatchObject({ held: true, waiting: 0 });
+    await held.release();
     expect(await permits.inspect('closing')).toMatchObject({ held: false, waiting: 0 });
   });
 });

@@ -55,7 +55,8 @@ const DELETE: Ending = { way: 'delete' };
 /**
  * The leases a manager holds, one per key: grants them a renewal, extends and releases them (a release may
  * keep the key a while, or hand it to the next local waiter in the same store call), reports how each ends
- * (one `released` or `lost`), and ends the ones still held at shutdown. Every `Lock` it grants calls back here.
+ * (one `released` or `lost`), and drains them at shutdown, never ending one its holder has not let go. Every
+ * `Lock` it grants calls back here.
  */
 export class LeaseBook implements LeaseController {
   private readonly held: HeldLeases;
@@ -65,7 +66,7 @@ export class LeaseBook implements LeaseController {
   private readonly queues: ReadonlyMap<string, LocalQueue>;
   private readonly shutdown: ShutdownGate;
   private readonly holdTimes: HoldTimes;
-  /** Called whenever a lease stops being held, for the shutdown's drain. */
+  /** Called whenever a lease stops being held, for the shutdown (`emptied`). */
   private readonly releaseListeners = new Set<() => void>();
 
   constructor({ store, observer, queues, shutdown, holdTimes, held }: LeaseBookParts) {
@@ -125,10 +126,7 @@ export class LeaseBook implements LeaseController {
       this.observer.storeError('extend', lock.key, failure, lock);
       throw failure;
     }
-    if (!extended) {
-      const lost = this.lose(lock, 'taken');
-      throw lost ?? (lock.signal.reason as Error);
-    }
+    if (!extended) throw this.lose(lock, 'taken') ?? (lock.loss as Error);
     lock.renewed(sentAt, ttl);
     this.observer.extended(lock, ttl);
   }
@@ -168,17 +166,42 @@ export class LeaseBook implements LeaseController {
     if (this.releaseListeners.size > 0) for (const listener of [...this.releaseListeners]) listener();
   }
 
-  /** Stops every renewal for good (the shutdown began). */
+  /** Stops every renewal for good (the shutdown is over: no lease is held). */
   stopRenewals(): void {
     this.renewer.stop();
   }
 
   /**
-   * Waits for the holder of each lease to release it until `deadline` or the end of its lease, whichever
-   * comes first, then ends the leases still held (their signals abort with reason `shutdown`).
+   * The shutdown's drain: waits up to `timeout` ms for the holders to let their leases go, then asks each
+   * holder still holding one to stop (its signal aborts with reason `shutdown`) and keeps its lease, renewed
+   * if it was. A lease its holder has not let go is never ended here: only its release, its loss, or the
+   * end of the process ends it.
    */
-  async drain(deadline: number): Promise<void> {
-    await Promise.all([...this.held].map((lock) => this.drainLease(lock, deadline)));
+  async drain(timeout: number): Promise<void> {
+    await this.emptied(performance.now() + timeout);
+    for (const lock of [...this.held]) {
+      const request = lock.askToStop();
+      if (!request) continue;
+      withKeyTemplate(request, this.observer.keyTemplateOf(lock));
+      this.observer.outlivedDrain(lock, timeout);
+    }
+  }
+
+  /** Resolves once no lease is held, or at `deadline` (a `performance.now()` time) if that comes first. */
+  emptied(deadline = Infinity): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.releaseListeners.delete(check);
+        resolve();
+      };
+      const check = (): void => {
+        if (this.held.size === 0) done();
+      };
+      const timer = deadline === Infinity ? undefined : setTimeout(done, Math.max(0, deadline - performance.now()));
+      this.releaseListeners.add(check);
+      check();
+    });
   }
 
   /** How `lock` is to end: kept for `keepFor` ms, handed to the waiter next in this process, or deleted. */
@@ -243,31 +266,12 @@ export class LeaseBook implements LeaseController {
   private lose(lock: Lock, reason: LockLostReason, cause?: unknown) {
     this.forget(lock);
     const error = lock.lose(reason, cause);
-    if (error) withKeyTemplate(error, this.observer.keyTemplateOf(lock));
-    if (error && reason !== 'shutdown') this.observer.lost(lock, reason, error);
+    if (error) {
+      withKeyTemplate(error, this.observer.keyTemplateOf(lock));
+      this.observer.lost(lock, reason, error);
+    }
     this.queues.get(lock.key)?.wake();
     return error;
-  }
-
-  /** Waits for `lock`'s holder to release it until `deadline` or the end of its lease, then ends it. */
-  private async drainLease(lock: Lock, deadline: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.releaseListeners.delete(check);
-        resolve();
-      };
-      const check = (): void => {
-        if (!this.held.has(lock)) done();
-      };
-      const timer = setTimeout(done, Math.max(0, Math.min(deadline, lock.validUntil) - performance.now()));
-      this.releaseListeners.add(check);
-      check();
-    });
-    if (!this.held.has(lock)) return;
-    this.lose(lock, 'shutdown');
-    // a failed release was reported (and logged) as a store-error event; the lease ends by its TTL
-    await lock.release().catch(() => false);
   }
 }
 

@@ -1,7 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import type { LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
+import type {
+  LockDefaults,
+  LockLogger,
+  LockOptions,
+  LockSectionOptions,
+} from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import { Acquirer } from './acquirer.js';
@@ -32,8 +37,16 @@ import {
   type LockSettings,
 } from '../options/lock-settings.js';
 import { toMilliseconds, type Duration } from '../utils/duration.js';
+import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
-import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from '../options/option-names.js';
+import {
+  CALL_OPTIONS,
+  checkOptionNames,
+  MANAGER_OPTIONS,
+  TRY_OPTIONS,
+  USING_OPTIONS,
+  type OptionsKind,
+} from '../options/option-names.js';
 import {
   validateBoolean,
   validateKey,
@@ -52,8 +65,9 @@ export interface LockManagerOptions extends LockDefaults {
   /** Close the store in `close()`; leave it `false` for a store someone else still uses. @default true */
   readonly closeStore?: boolean;
   /**
-   * How long `close()` lets holders that are inside their locked section finish before it ends their
-   * leases (never past a lease's own end: renewals stop when the shutdown starts); `0` ends them at once.
+   * How long `close()` lets holders inside their locked section finish (their leases still renewed) before
+   * it asks the rest to stop: their signals abort with reason `shutdown` and their leases stay held until
+   * they let go; `0` asks at once. `close()` resolves by then.
    * @default '5s'
    */
   readonly drainTimeout?: Duration;
@@ -64,6 +78,13 @@ export interface LockManagerOptions extends LockDefaults {
    */
   readonly verifyOnFirstUse?: boolean;
 }
+
+/** The option names each direct call takes. */
+const OPTIONS_OF: Readonly<Record<'acquire' | 'tryAcquire' | 'using', OptionsKind>> = {
+  acquire: CALL_OPTIONS,
+  tryAcquire: TRY_OPTIONS,
+  using: USING_OPTIONS,
+};
 
 /** How long `close()` waits for holders to finish by default, in ms. */
 export const DEFAULT_DRAIN_TIMEOUT = 5000;
@@ -156,7 +177,7 @@ export class LockManager {
    * @param scope where the options come from, for messages (e.g. `@WithLock(Job.run)`)
    * @internal
    */
-  resolve(options?: LockOptions, scope = ''): LockSettings {
+  resolve(options?: LockSectionOptions, scope = ''): LockSettings {
     const settings = resolveSettings(this.settings, options, scope);
     if (settings.ttl !== this.settings.ttl) {
       checkTtlForStore(this.store, settings.ttl, this.leases.drift(settings.ttl), scope ? `${scope}.ttl` : 'ttl');
@@ -241,13 +262,18 @@ export class LockManager {
    * every lease is valid: a set whose first lease ended while the last was taken is taken again.
    * @throws LockNotAcquiredError when a key stays held past the wait; the error `fn` threw, untouched
    * @throws LockStoreError when the store fails, or is too slow for the ttl to start `fn` on valid leases
+   * @throws LockLostError with `onLost: 'throw'`, instead of what `fn` returned, when a lease was lost while it ran
    */
-  async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
-  async using<T>(keys: readonly string[], fn: (locks: Lock[]) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockSectionOptions): Promise<T>;
+  async using<T>(
+    keys: readonly string[],
+    fn: (locks: Lock[]) => T | Promise<T>,
+    options?: LockSectionOptions,
+  ): Promise<T>;
   async using<T>(
     keyOrKeys: string | readonly string[],
     fn: ((lock: Lock) => T | Promise<T>) | ((locks: Lock[]) => T | Promise<T>),
-    options?: LockOptions,
+    options?: LockSectionOptions,
   ): Promise<T> {
     const settings = this.settingsOf(options, 'using');
     const many = Array.isArray(keyOrKeys);
@@ -258,7 +284,9 @@ export class LockManager {
   }
 
   /**
-   * Runs `fn` in a locked scope of `keys` with settings already resolved (once, by `@WithLock`).
+   * Runs `fn` in a locked scope of `keys` with settings already resolved (once, by `@WithLock`); with
+   * `onLost: 'throw'`, a lease of the scope lost by the time `fn` returned and its leases were released
+   * turns the result into that `LockLostError`.
    * @internal
    */
   async runLocked<T, C = never>(
@@ -279,12 +307,17 @@ export class LockManager {
       throw error;
     }
     const { locks, taken } = acquired;
+    let result: T;
     try {
-      return await runWithLocks(this, locks, () => fn(locks));
+      result = await runWithLocks(this, locks, () => fn(locks));
     } finally {
       const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
       await this.releaseAll(taken, keepFor >= 1 ? Math.ceil(keepFor) : undefined);
     }
+    // after the release, which finds a loss no renewal had seen yet (the store no longer had the lease)
+    const lost = settings.onLost === 'throw' ? locks.find((lock) => lock.loss)?.loss : undefined;
+    if (lost) throw lost;
+    return result;
   }
 
   /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */
@@ -362,10 +395,13 @@ export class LockManager {
   }
 
   /**
-   * Shuts down in order: refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), stops
-   * renewals, lets holders inside their section finish for up to `drainTimeout` (never past their lease), ends
-   * the leases still held (their signals abort with reason `shutdown`), gives back grants that were in flight,
-   * and only then closes the store (unless `closeStore` was false). Safe to call more than once.
+   * Shuts down in order: refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
+   * holders finish for up to `drainTimeout` while their leases are still renewed, and gives back grants that
+   * were in flight. A lease its holder has not let go by then is never ended: its signal aborts with reason
+   * `shutdown`, a warning names its template, and it stays held (and renewed, if it was) until its holder
+   * releases it or the process exits, as after a crash. `close()` resolves then; the store (unless
+   * `closeStore` is false) is closed once the last lease has ended, at once when none outlived the drain,
+   * else in the background (a failure to close it is logged). Safe to call more than once.
    */
   close(): Promise<void> {
     // before anything runs: the releases below must not hand a lease on to a local waiter
@@ -376,21 +412,40 @@ export class LockManager {
 
   /** The steps of `close()`, once. */
   private async closeInOrder(): Promise<void> {
-    this.leases.stopRenewals();
-    this.permits?.leases.stopRenewals();
     for (const queue of this.queues.values()) queue.wake();
     this.permits?.acquirer.wakeWaiters();
-    const deadline = performance.now() + this.drainTimeout;
-    await Promise.all([this.leases.drain(deadline), this.permits?.leases.drain(deadline)]);
+    await Promise.all([this.leases.drain(this.drainTimeout), this.permits?.leases.drain(this.drainTimeout)]);
+    if (this.heldCount === 0) return this.closeStoreWhenIdle();
+    // only a logger that throws gets here: nothing may reject unheard
+    this.closeStoreAfterLastLease().catch(() => undefined);
+  }
+
+  /** Closes the store once the leases that outlived the drain have ended; a failure is logged. */
+  private async closeStoreAfterLastLease(): Promise<void> {
+    try {
+      await Promise.all([this.leases.emptied(), this.permits?.leases.emptied()]);
+      await this.closeStoreWhenIdle();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger?.error(
+        printable(`Closing the lock store after the last lease of the shutdown ended failed: ${reason}`),
+      );
+    }
+  }
+
+  /** Closes the store (if ours to close) once every call on its way is answered. */
+  private async closeStoreWhenIdle(): Promise<void> {
     // a grant or release that was on its way when the shutdown began is answered before the store closes
     await this.shutdown.answered();
+    this.leases.stopRenewals();
+    this.permits?.leases.stopRenewals();
     if (this.closeStore) await this.store.close();
   }
 
-  private settingsOf(options: LockOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
+  private settingsOf(options: LockSectionOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
     // the usual call names no options: its settings are made once
     if (options === undefined) return call === 'using' ? this.settings : this.handedOutSettings;
-    checkOptionNames(options, call === 'tryAcquire' ? TRY_OPTIONS : CALL_OPTIONS);
+    checkOptionNames(options, OPTIONS_OF[call]);
     const settings = this.resolve(options);
     // acquire() hands the lease to the caller, who may forget it: it is renewed only when asked
     if (call !== 'using' && options?.autoRenew === undefined) return { ...settings, autoRenew: false };

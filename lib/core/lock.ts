@@ -33,13 +33,16 @@ export function clockDrift(ttl: number): number {
 /**
  * A held lease on one resource. Its validity is tracked on the monotonic clock from the moment the
  * request was sent, so wall-clock jumps cannot stretch it. When the lease is lost, `signal` aborts with a
- * {@link LockLostError} that says why.
+ * {@link LockLostError} that says why; when a shutdown's drain ends while it is held, `signal` aborts with
+ * reason `shutdown` and the lease stays held.
  */
 export class Lock {
   readonly #token: string;
   readonly #controller: LeaseController;
-  /** Made on first use of `signal` (most leases never need one); aborted with `#lost` once lost. */
+  /** Made on first use of `signal` (most leases never need one); aborted with `#stopReason`. */
   #abort?: AbortController;
+  /** What `signal` aborts with: the loss, or the shutdown's request to stop, whichever came first. */
+  #stopReason?: LockLostError;
   #lost?: LockLostError;
   #validUntil: number;
   #released = false;
@@ -75,11 +78,14 @@ export class Lock {
     return this.#token;
   }
 
-  /** Aborts with a `LockLostError` when the lease is lost before it is released. */
+  /**
+   * Aborts with a `LockLostError` when the lease is lost before it is released, or when the application
+   * shuts down and its drain ends before the holder released it (reason `shutdown`: the lease is kept).
+   */
   get signal(): AbortSignal {
     if (!this.#abort) {
       this.#abort = new AbortController();
-      if (this.#lost) this.#abort.abort(this.#lost);
+      if (this.#stopReason) this.#abort.abort(this.#stopReason);
     }
     return this.#abort.signal;
   }
@@ -135,12 +141,34 @@ export class Lock {
     this.#validUntil = sentAt + ttl - this.#controller.drift(ttl);
   }
 
-  /** @internal the lease was lost: abort the signal once */
+  /** @internal the lease was lost: the loss, once (the signal aborts with it unless it already aborted) */
   lose(reason: LockLostReason, cause?: unknown): LockLostError | undefined {
     if (this.#lost) return undefined;
     this.#lost = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
-    this.#abort?.abort(this.#lost);
+    this.#stop(this.#lost);
     return this.#lost;
+  }
+
+  /**
+   * @internal the shutdown's drain ended while the lease is held: the signal aborts with reason `shutdown`,
+   * once, and the lease stays held; `undefined` when it was released, lost or asked already
+   */
+  askToStop(): LockLostError | undefined {
+    if (this.#released || this.#stopReason) return undefined;
+    const request = new LockLostError(this.key, 'shutdown');
+    this.#stop(request);
+    return request;
+  }
+
+  /** @internal the error of the lease's loss, once it was lost (never the shutdown's request to stop) */
+  get loss(): LockLostError | undefined {
+    return this.#lost;
+  }
+
+  #stop(reason: LockLostError): void {
+    if (this.#stopReason) return;
+    this.#stopReason = reason;
+    this.#abort?.abort(reason);
   }
 
   /** A plain view for logs and JSON: never the token. */

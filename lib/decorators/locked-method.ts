@@ -1,6 +1,6 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
-import type { LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { PermitShape } from '../interfaces/permit-store.interface.js';
 import { checkPermitShape } from '../stores/permits/permit-shape.js';
@@ -31,7 +31,7 @@ export interface LockedMethodDefinition {
   readonly declaringClass: object;
   readonly methodName: string | symbol;
   readonly key: LockKeySpec;
-  readonly options: LockOptions;
+  readonly options: LockSectionOptions;
   readonly onContention: 'throw' | 'skip';
   /** Minimum hold in ms after the call started (0: release at once). */
   readonly holdAtLeast: number;

@@ -1,6 +1,6 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockNotReadyError } from '../errors/lock-not-ready.error.js';
-import type { LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import { WITH_LOCK_METADATA } from '../lock.constants.js';
 import { serviceFor } from '../lock-registry.js';
 import { copyMethodIdentity } from './copy-metadata.js';
@@ -11,8 +11,8 @@ import { checkOptionNames, WITH_LOCK_OPTIONS } from '../options/option-names.js'
 import { parameterNames } from '../keys/parameter-names.js';
 import { isJobProcessor, rethrowForJob } from '../transports/job-processor.js';
 
-/** Options of `@WithLock`: the lock options plus what to do on contention and how long to hold. */
-export interface WithLockOptions extends LockOptions {
+/** Options of `@WithLock`: those of a locked section plus what to do on contention and how long to hold. */
+export interface WithLockOptions extends LockSectionOptions {
   /**
    * What a call does when the lock stays held past `wait`: `'throw'` a `LockNotAcquiredError` (409 on
    * HTTP), or `'skip'` the call and resolve `undefined` (for scheduled jobs). @default 'throw'

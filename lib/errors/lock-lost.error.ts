@@ -2,13 +2,15 @@ import { quoted } from '../utils/printable.js';
 import { LockError } from './lock.error.js';
 
 /**
- * Why a lease ended before its holder released it:
+ * Why a lease ended before its holder released it, or why its holder is asked to stop:
  * - `expired`: its validity ran out without a renewal (auto-renew off, or too slow);
  * - `taken`: the store no longer holds our token (the key expired or was deleted, and maybe re-taken);
  * - `store-unreachable`: renewals kept failing until the lease's validity ran out;
- * - `stalled`: the process was blocked past the lease's validity, so another holder may have run;
+ * - `stalled`: the process was blocked past the lease validity, so another holder may have run;
  * - `released`: the lease was already released by its holder (from `extend()` after `release()`);
- * - `shutdown`: the application is shutting down and released it.
+ * - `shutdown`: no loss: the application is shutting down and its drain ended while the holder still held
+ *   the lease. The signal asks the work to stop; the lease is kept (and renewed, if it was) until its holder
+ *   releases it or the process exits, so no other instance enters before then.
  */
 export type LockLostReason = 'expired' | 'taken' | 'store-unreachable' | 'stalled' | 'released' | 'shutdown';
 
@@ -18,10 +20,15 @@ const explanations: Record<LockLostReason, string> = {
   'store-unreachable': 'the lock store could not be reached to renew it before it expired',
   stalled: 'the process was blocked past the lease validity, so another owner may have taken it',
   released: 'it was already released',
-  shutdown: 'the application is shutting down',
+  shutdown:
+    'the application is shutting down and its drain ended before the section did; the lease is kept until the ' +
+    'section ends or the process exits',
 };
 
-/** A lease ended before its holder was done with it; work guarded by it may no longer be exclusive. */
+/**
+ * A lease ended before its holder was done with it, so work guarded by it may no longer be exclusive; or,
+ * with reason `shutdown`, its holder is asked to stop while the lease is kept.
+ */
 export class LockLostError extends LockError {
   readonly code = 'LOCK_LOST' as const;
 
@@ -30,6 +37,11 @@ export class LockLostError extends LockError {
     readonly reason: LockLostReason,
     options?: { cause?: unknown },
   ) {
-    super(`Lock ${quoted(key)} was lost: ${explanations[reason]}.`, options);
+    super(
+      reason === 'shutdown'
+        ? `Work under lock ${quoted(key)} should stop: ${explanations[reason]}.`
+        : `Lock ${quoted(key)} was lost: ${explanations[reason]}.`,
+      options,
+    );
   }
 }

@@ -17,8 +17,10 @@ const AFTER_STORE_ERROR: Record<LockStoreOperation, string> = {
 
 /**
  * The manager's logging, as listeners of its own events: quiet by default; `debug` for contention and
- * skipped calls, `warn` for lost leases and late grants, `error` for store failures (at most one line per operation every
- * {@link STORE_ERROR_LOG_INTERVAL} ms, saying how many were left out, so an outage does not flood the log).
+ * skipped calls, `warn` for lost leases, late grants and leases that outlived the shutdown's drain (by
+ * template, never by key: when the drain ends and when they end), `error` for store failures (at most one
+ * line per operation every {@link STORE_ERROR_LOG_INTERVAL} ms, saying how many were left out, so an outage
+ * does not flood the log).
  * Messages name keys, templates and labels, never a token; each is one line: control characters in keys,
  * labels, templates and store errors are escaped (`\n`, `\u001b`), so a key cannot forge a log line.
  */
@@ -43,11 +45,38 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
     );
   });
 
-  events.on('lost', (event) =>
+  events.on('lost', (event) => {
+    const late =
+      event.pastDrain === undefined ? '' : `, until ${Math.round(event.pastDrain)} ms past the shutdown's drain`;
     logger.warn(
-      printable(`${event.error.message} It had been held for ${Math.round(event.holdTime)} ms${describe(event)}.`),
-    ),
-  );
+      printable(
+        `${event.error.message} It had been held for ${Math.round(event.holdTime)} ms${describe(event)}${late}.`,
+      ),
+    );
+  });
+
+  let watchingLateReleases = false;
+  events.on('outlived-drain', (event) => {
+    logger.warn(
+      printable(
+        `${byTemplate(event)}: the shutdown's drain of ${event.drainTimeout} ms ended while its lease was held ` +
+          `(for ${Math.round(event.holdTime)} ms); its signal aborted (reason shutdown) and the lease is kept until ` +
+          'its holder releases it or the process exits.',
+      ),
+    );
+    // only a shutdown has late releases: before one, nobody listens to 'released' (no payload on the hot path)
+    if (watchingLateReleases) return;
+    watchingLateReleases = true;
+    events.on('released', (released) => {
+      if (released.pastDrain === undefined) return;
+      logger.warn(
+        printable(
+          `${byTemplate(released)}: released ${Math.round(released.pastDrain)} ms past the shutdown's drain ` +
+            `(held for ${Math.round(released.holdTime)} ms).`,
+        ),
+      );
+    });
+  });
 
   const throttles = new Map<LockStoreOperation, { since: number; left: number }>();
   events.on('store-error', (event) => {
@@ -62,6 +91,14 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
     const more = left > 0 ? ` (${left} more ${event.operation} failures since the last one logged)` : '';
     logger.error(printable(`${event.error.message}${AFTER_STORE_ERROR[event.operation]}${more}`));
   });
+}
+
+/** A lease by its key template and label, never by its resolved key. */
+function byTemplate(event: LockEventBase): string {
+  const by = event.label === undefined ? '' : ` [by ${event.label}]`;
+  return event.keyTemplate === DIRECT_KEY_TEMPLATE
+    ? `A lock without a key template (metricKey)${by}`
+    : `Lock template ${quoted(event.keyTemplate)}${by}`;
 }
 
 /** The template and label of an event, when they add something to its key. */

@@ -80,16 +80,22 @@ export interface LockRenewedEvent extends LockEventBase {
 /** A lease ended before its holder released it; the work it guards may no longer be exclusive. */
 export interface LockLostEvent extends LockEventBase {
   readonly lock: Lock;
+  /** Why it ended; never `shutdown`, which is no loss (see `outlived-drain`). */
   readonly reason: LockLostReason;
-  /** The error the holder's `signal` aborted with (or would have, for a loss found at release). */
+  /**
+   * The error of the loss: what the holder's `signal` aborted with, unless the shutdown had asked the holder
+   * to stop before (for a loss found at release, one made then).
+   */
   readonly error: LockLostError;
   /** How long the lease was held, in ms. */
   readonly holdTime: number;
+  /** For a lease that outlived the shutdown's drain: how long after the drain's end it was lost, in ms. */
+  readonly pastDrain?: number;
 }
 
 /**
- * The holder let its lease go (also at shutdown). When the store could not be told, a `store-error`
- * came first and the lease ends by its TTL.
+ * The holder let its lease go. When the store could not be told, a `store-error` came first and the lease
+ * ends by its TTL.
  */
 export interface LockReleasedEvent extends LockEventBase {
   readonly lock: Lock;
@@ -97,6 +103,22 @@ export interface LockReleasedEvent extends LockEventBase {
   readonly holdTime: number;
   /** With `holdAtLeast`: the lease was kept this many more ms instead of being deleted. */
   readonly keptFor?: number;
+  /** For a lease that outlived the shutdown's drain: how long after the drain's end it was released, in ms. */
+  readonly pastDrain?: number;
+}
+
+/**
+ * The shutdown's drain ended while the lease was still held (a section still running, or a lock from
+ * `acquire()` not released yet). Its `signal` aborted with reason `shutdown`; the lease stays held (and
+ * renewed, if it was) until its holder releases it or the process exits, and then ends with `released` or
+ * `lost` (with `pastDrain`).
+ */
+export interface LockOutlivedDrainEvent extends LockEventBase {
+  readonly lock: Lock;
+  /** How long the lease has been held, in ms. */
+  readonly holdTime: number;
+  /** How long the drain let holders finish, in ms (`drainTimeout`). */
+  readonly drainTimeout: number;
 }
 
 /** A call whose lock was busy was skipped by its contention policy (`@WithLock` with `onContention: 'skip'`). */
@@ -131,6 +153,7 @@ export interface LockEventMap {
   renewed: LockRenewedEvent;
   lost: LockLostEvent;
   released: LockReleasedEvent;
+  'outlived-drain': LockOutlivedDrainEvent;
   skipped: LockSkippedEvent;
   'store-error': LockStoreErrorEvent;
 }
@@ -149,6 +172,7 @@ export const LOCK_EVENT_NAMES: readonly LockEventName[] = Object.freeze([
   'acquired',
   'extended',
   'renewed',
+  'outlived-drain',
   'lost',
   'released',
   'skipped',

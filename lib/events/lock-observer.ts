@@ -28,6 +28,8 @@ export class AcquireTrace {
 interface Lease extends LockEventBase {
   readonly acquiredAt: number;
   ended: boolean;
+  /** When the shutdown's drain ended while the lease was held, if it did. */
+  drainEndedAt?: number;
 }
 
 /** A grant that came back after its validity, given back, and whether the acquisition asks again. */
@@ -125,12 +127,24 @@ export class LockObserver {
   released(lock: Lock, keptFor?: number): void {
     const lease = this.end(lock);
     if (!lease || !this.events.has('released')) return;
+    const now = performance.now();
     this.events.emit('released', {
       ...eventBase(lease),
       lock,
-      holdTime: performance.now() - lease.acquiredAt,
+      holdTime: now - lease.acquiredAt,
       ...(keptFor === undefined ? {} : { keptFor }),
+      ...pastDrain(lease, now),
     });
+  }
+
+  /** The shutdown's drain of `drainTimeout` ms ended while `lock` was held; the lease stays held. */
+  outlivedDrain(lock: Lock, drainTimeout: number): void {
+    const lease = lock.observed as Lease | undefined;
+    if (!lease || lease.ended) return;
+    const now = performance.now();
+    lease.drainEndedAt = now;
+    if (!this.events.has('outlived-drain')) return;
+    this.events.emit('outlived-drain', { ...eventBase(lease), lock, holdTime: now - lease.acquiredAt, drainTimeout });
   }
 
   /**
@@ -140,12 +154,14 @@ export class LockObserver {
   lost(lock: Lock, reason: LockLostReason, error?: LockLostError): void {
     const lease = this.end(lock);
     if (!lease || !this.events.has('lost')) return;
+    const now = performance.now();
     this.events.emit('lost', {
       ...eventBase(lease),
       lock,
       reason,
       error: error ?? new LockLostError(lock.key, reason),
-      holdTime: performance.now() - lease.acquiredAt,
+      holdTime: now - lease.acquiredAt,
+      ...pastDrain(lease, now),
     });
   }
 
@@ -193,6 +209,11 @@ export class LockObserver {
     lease.ended = true;
     return lease;
   }
+}
+
+/** How long after the shutdown's drain a lease that outlived it ended, for its terminal event. */
+function pastDrain(lease: Lease, now: number): { pastDrain?: number } {
+  return lease.drainEndedAt === undefined ? {} : { pastDrain: now - lease.drainEndedAt };
 }
 
 function eventBase(source: LockEventBase): LockEventBase {

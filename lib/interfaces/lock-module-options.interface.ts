@@ -95,13 +95,17 @@ export interface LockModuleOptions extends LockDefaults {
   readonly exposeResolvedKeys?: boolean;
   /**
    * On shutdown (`app.close()`, a signal with `enableShutdownHooks()`), how long holders already inside their
-   * locked section may go on before their leases are ended (their signals abort with reason `shutdown`); never
-   * past a lease's own end. New acquisitions and waiters are refused at once (`LockStoreError`: 503). `0` ends
-   * every lease at once.
+   * locked section may go on, their leases still renewed, before the rest are asked to stop (their signals
+   * abort with reason `shutdown`). A lease is never ended for them: it stays held until its section ends or
+   * the process exits, so no other instance enters before then. New acquisitions and waiters are refused at
+   * once (`LockStoreError`: 503). `0` asks at once.
    * @default '5s'
    */
   readonly drainTimeout?: Duration;
-  /** Where lost leases and store failures are reported. @default Nest's `Logger` with context 'LockModule' */
+  /**
+   * Where lost leases, leases that outlive the shutdown's drain and store failures are reported.
+   * @default Nest's `Logger` with context 'LockModule'
+   */
   readonly logger?: LockLogger;
   /**
    * OpenTelemetry metrics and spans through `@opentelemetry/api`, when the application has it (and an

@@ -90,10 +90,28 @@ export interface LockOptions {
 }
 
 /**
- * Defaults shared by every acquisition of one manager or module: the fields of {@link LockOptions} that are
- * not about one caller (`label` and `metricKey` are, and a key's `limit` or `mode`), and the longest key.
+ * Options of a locked section (`using()`, `@WithLock`): those of its leases, and what a lease lost while it
+ * ran does to its result.
  */
-export interface LockDefaults extends Omit<LockOptions, 'label' | 'metricKey' | 'limit' | 'mode'> {
+export interface LockSectionOptions extends LockOptions {
+  /**
+   * What the call does when the section's function returns normally although one of its leases was lost
+   * while it ran (`taken`, `expired`, `stalled` or `store-unreachable`, found by a renewal or at the
+   * release): `'return'` its result (the loss was signalled and logged), or `'throw'` the `LockLostError`
+   * instead, so that work which may not have been exclusive is never reported as done (HTTP 503
+   * `LOCK_LOST`, each transport's lost-lock error). An error the function throws passes through as it is;
+   * the shutdown's request to stop (reason `shutdown`) is no loss: its lease was kept.
+   * @default 'return'
+   */
+  readonly onLost?: 'return' | 'throw';
+}
+
+/**
+ * Defaults shared by every acquisition of one manager or module: the fields of {@link LockSectionOptions}
+ * that are not about one caller (`label` and `metricKey` are, and a key's `limit` or `mode`), and the
+ * longest key.
+ */
+export interface LockDefaults extends Omit<LockSectionOptions, 'label' | 'metricKey' | 'limit' | 'mode'> {
   /** Longest accepted key, in UTF-8 bytes (before the prefix). @default 1024 */
   readonly maxKeyLength?: number;
 }

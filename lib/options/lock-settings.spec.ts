@@ -1,11 +1,11 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import type { LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import { DEFAULT_SETTINGS, resolveSettings } from './lock-settings.js';
 import { refusalOf } from '../../test/support/refusal.js';
 
 /** The error `resolveSettings` throws for `options`, or a failure when it throws none. */
 function refusal(options: unknown, scope?: string): LockConfigurationError {
-  return refusalOf(() => resolveSettings(DEFAULT_SETTINGS, options as LockOptions, scope), options);
+  return refusalOf(() => resolveSettings(DEFAULT_SETTINGS, options as LockSectionOptions, scope), options);
 }
 
 describe('resolveSettings', () => {
@@ -21,6 +21,7 @@ describe('resolveSettings', () => {
       retry: { minDelay: 10, maxDelay: 100, factor: 1.5 },
       autoRenew: false,
       fencing: true,
+      onLost: 'throw',
     });
     expect(settings).toEqual({
       ttl: 10_000,
@@ -28,6 +29,7 @@ describe('resolveSettings', () => {
       retry: { minDelay: 10, maxDelay: 100, factor: 1.5 },
       autoRenew: false,
       fencing: true,
+      onLost: 'throw',
     });
   });
 
@@ -98,6 +100,8 @@ describe('resolveSettings', () => {
     ['a label of 257 characters', { label: 'x'.repeat(257) }, 'label'],
     ['metricKey: ""', { metricKey: '' }, 'metricKey'],
     ['metricKey: null', { metricKey: null }, 'metricKey'],
+    ['onLost: "fail"', { onLost: 'fail' }, 'onLost'],
+    ['onLost: true', { onLost: true }, 'onLost'],
   ])('refuses %s with a LockConfigurationError naming the option', (_label, options, option) => {
     const error = refusal(options);
     expect(error.option).toBe(option);

@@ -1,4 +1,4 @@
-import type { LockDefaults, LockOptions, RetryAfter } from '../interfaces/lock-options.interface.js';
+import type { LockDefaults, LockSectionOptions, RetryAfter } from '../interfaces/lock-options.interface.js';
 import type { PermitShape } from '../interfaces/permit-store.interface.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { checkPermitShape } from '../stores/permits/permit-shape.js';
@@ -22,6 +22,8 @@ export interface LockSettings {
   readonly retryAfter?: RetryAfter;
   /** How the key shares its permits (`limit` or `mode`); absent for a mutex. */
   readonly shape?: PermitShape;
+  /** What a section's call does when its function returns after one of its leases was lost. */
+  readonly onLost: 'return' | 'throw';
 }
 
 /** The built-in defaults, frozen. */
@@ -31,6 +33,7 @@ export const DEFAULT_SETTINGS: LockSettings = Object.freeze({
   retry: Object.freeze({ minDelay: 50, maxDelay: 1000, factor: 2 }),
   autoRenew: true,
   fencing: false,
+  onLost: 'return',
 });
 
 /** @default 1024 */
@@ -55,24 +58,25 @@ const MAX_RETRY_AFTER = Math.floor(MAX_DURATION / 1000);
  */
 export function resolveSettings(
   base: LockSettings,
-  options: LockOptions | LockDefaults | undefined,
+  options: LockSectionOptions | LockDefaults | undefined,
   scope = '',
 ): LockSettings {
   if (!options) return base;
   if (typeof options !== 'object' || Array.isArray(options)) return validateObject(scope || 'options', options);
   const name = (field: string): string => (scope ? `${scope}.${field}` : field);
   const retry = options.retry === undefined ? base.retry : resolveRetry(base.retry, options.retry, name('retry'));
-  const label = resolveText(base.label, (options as LockOptions).label, name('label'));
-  const metricKey = resolveText(base.metricKey, (options as LockOptions).metricKey, name('metricKey'));
+  const label = resolveText(base.label, (options as LockSectionOptions).label, name('label'));
+  const metricKey = resolveText(base.metricKey, (options as LockSectionOptions).metricKey, name('metricKey'));
   const retryAfter =
     options.retryAfter === undefined ? base.retryAfter : validateRetryAfter(name('retryAfter'), options.retryAfter);
-  const shape = resolveShape(base.shape, options as LockOptions, scope);
+  const shape = resolveShape(base.shape, options as LockSectionOptions, scope);
   return {
     ttl: options.ttl === undefined ? base.ttl : validateTtl(name('ttl'), options.ttl),
     wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), { zero: 'allowed' }),
     retry,
     autoRenew: options.autoRenew === undefined ? base.autoRenew : validateBoolean(name('autoRenew'), options.autoRenew),
     fencing: options.fencing === undefined ? base.fencing : validateBoolean(name('fencing'), options.fencing),
+    onLost: options.onLost === undefined ? base.onLost : validateOnLost(name('onLost'), options.onLost),
     ...(label === undefined ? {} : { label }),
     ...(metricKey === undefined ? {} : { metricKey }),
     ...(retryAfter === undefined ? {} : { retryAfter }),
@@ -81,7 +85,11 @@ export function resolveSettings(
 }
 
 /** The permit shape `options` ask for (`limit` or `mode`, checked), else the one of `base`. */
-function resolveShape(base: PermitShape | undefined, options: LockOptions, scope: string): PermitShape | undefined {
+function resolveShape(
+  base: PermitShape | undefined,
+  options: LockSectionOptions,
+  scope: string,
+): PermitShape | undefined {
   const { limit, mode } = options;
   if (limit === undefined && mode === undefined) return base;
   return checkPermitShape({ limit, mode } as PermitShape, scope);
@@ -99,6 +107,11 @@ export function validateTtl(option: string, value: unknown): number {
     );
   }
   return ttl;
+}
+
+function validateOnLost(option: string, value: unknown): 'return' | 'throw' {
+  if (value === 'return' || value === 'throw') return value;
+  throw new LockConfigurationError(option, value, "expected 'return' or 'throw'");
 }
 
 function validateRetryAfter(option: string, value: unknown): RetryAfter {

@@ -59,9 +59,9 @@ export function checkModuleOptions(value: unknown): CheckedModuleOptions {
 
 /** The acquisition defaults among the module options, checked. */
 function moduleDefaults(options: LockModuleOptions): LockDefaults {
-  const { ttl, wait, retry, autoRenew, fencing, maxKeyLength, retryAfter } = options;
+  const { ttl, wait, retry, autoRenew, fencing, maxKeyLength, retryAfter, onLost } = options;
   const defaults = Object.fromEntries(
-    Object.entries({ ttl, wait, retry, autoRenew, fencing, maxKeyLength, retryAfter }).filter(
+    Object.entries({ ttl, wait, retry, autoRenew, fencing, maxKeyLength, retryAfter, onLost }).filter(
       ([, field]) => field !== undefined,
     ),
   ) as LockDefaults;

@@ -1,6 +1,13 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { closestName, editDistance } from './closest-name.js';
-import { CALL_OPTIONS, checkOptionNames, MODULE_OPTIONS, TRY_OPTIONS, WITH_LOCK_OPTIONS } from './option-names.js';
+import {
+  CALL_OPTIONS,
+  checkOptionNames,
+  MODULE_OPTIONS,
+  TRY_OPTIONS,
+  USING_OPTIONS,
+  WITH_LOCK_OPTIONS,
+} from './option-names.js';
 
 /** The error `checkOptionNames` throws, or a failure when it throws none. */
 function refusal(options: object, kind = MODULE_OPTIONS, scope?: string): LockConfigurationError {
@@ -70,6 +77,17 @@ describe('checkOptionNames', () => {
     );
     expect(refusal({ holdAtLeast: '50s' }, CALL_OPTIONS).message).toMatch(/lock\.release\(keepFor\)/);
     expect(refusal({ wait: 100 }, TRY_OPTIONS).message).toMatch(/tryAcquire\(\) never waits/);
+  });
+
+  it('takes onLost for a section (using, @WithLock, module defaults), and says what to do instead on acquire()', () => {
+    for (const kind of [USING_OPTIONS, WITH_LOCK_OPTIONS, MODULE_OPTIONS]) {
+      expect(() => checkOptionNames({ onLost: 'throw' }, kind)).not.toThrow();
+    }
+    for (const kind of [CALL_OPTIONS, TRY_OPTIONS]) {
+      expect(refusal({ onLost: 'throw' }, kind).message).toMatch(
+        /"onLost".*it is an option of using\(\) and @WithLock.*lock\.signal/,
+      );
+    }
   });
 
   it('never prints the password of a URL it got under an unknown name', () => {

@@ -6,7 +6,7 @@ import type { WithLockOptions } from '../decorators/with-lock.decorator.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockStoreCheckOptions } from '../health/check-lock-store.js';
 import type { LockModuleOptions, RedisClusterConfig } from '../interfaces/lock-module-options.interface.js';
-import type { LockDefaults, LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockDefaults, LockOptions, LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 import type { LockManagerOptions } from '../core/lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
@@ -45,7 +45,11 @@ const LEASE_OPTIONS = {
   retryAfter: true,
 } as const;
 
-const LOCK_DEFAULTS = { ...LEASE_OPTIONS, maxKeyLength: true } as const satisfies OptionNames<LockDefaults>;
+const LOCK_DEFAULTS = {
+  ...LEASE_OPTIONS,
+  maxKeyLength: true,
+  onLost: true,
+} as const satisfies OptionNames<LockDefaults>;
 
 const LOCK_OPTIONS = {
   ...LEASE_OPTIONS,
@@ -54,6 +58,9 @@ const LOCK_OPTIONS = {
   limit: true,
   mode: true,
 } as const satisfies OptionNames<LockOptions>;
+
+/** {@link LOCK_OPTIONS} and what a lost lease does to a section's result: what `using()` takes. */
+const SECTION_OPTIONS = { ...LOCK_OPTIONS, onLost: true } as const satisfies OptionNames<LockSectionOptions>;
 
 /** {@link LOCK_OPTIONS} but `wait`: what `tryAcquire()` takes. */
 const { wait: _neverWaits, ...TRY_OPTION_NAMES } = LOCK_OPTIONS;
@@ -64,6 +71,12 @@ const DECORATOR_ONLY = {
     'it is an option of @WithLock; a direct call throws LockNotAcquiredError on contention (catch it), or use tryAcquire(), which resolves null',
   holdAtLeast:
     'it is an option of @WithLock; with a lock from acquire(), keep it with lock.release(keepFor) instead of deleting it',
+};
+
+/** What `onLost` means for a lock handed to the caller: nothing, and what to do instead. */
+const SECTION_ONLY = {
+  onLost:
+    'it is an option of using() and @WithLock, whose result it replaces; a lock from acquire() tells its loss by lock.signal (check lock.isHeld before you commit)',
 };
 
 /** `LockModule.forRoot()` options, and what a `forRootAsync()` factory returns. */
@@ -131,8 +144,15 @@ export const MANAGER_OPTIONS: OptionsKind = {
   } as const satisfies OptionNames<LockManagerOptions>,
 };
 
-/** Options of `acquire()` and `using()`. */
-export const CALL_OPTIONS: OptionsKind = { title: 'lock options', names: LOCK_OPTIONS, elsewhere: DECORATOR_ONLY };
+/** Options of `acquire()`. */
+export const CALL_OPTIONS: OptionsKind = {
+  title: 'lock options',
+  names: LOCK_OPTIONS,
+  elsewhere: { ...DECORATOR_ONLY, ...SECTION_ONLY },
+};
+
+/** Options of `using()`. */
+export const USING_OPTIONS: OptionsKind = { title: 'lock options', names: SECTION_OPTIONS, elsewhere: DECORATOR_ONLY };
 
 /** Options of `tryAcquire()`, which never waits. */
 export const TRY_OPTIONS: OptionsKind = {
@@ -140,6 +160,7 @@ export const TRY_OPTIONS: OptionsKind = {
   names: TRY_OPTION_NAMES satisfies OptionNames<Omit<LockOptions, 'wait'>>,
   elsewhere: {
     ...DECORATOR_ONLY,
+    ...SECTION_ONLY,
     wait: 'tryAcquire() never waits; use acquire(key, { wait }) to wait for the lock',
   },
 };
@@ -147,7 +168,11 @@ export const TRY_OPTIONS: OptionsKind = {
 /** `@WithLock` options. */
 export const WITH_LOCK_OPTIONS: OptionsKind = {
   title: '@WithLock options',
-  names: { ...LOCK_OPTIONS, onContention: true, holdAtLeast: true } as const satisfies OptionNames<WithLockOptions>,
+  names: {
+    ...SECTION_OPTIONS,
+    onContention: true,
+    holdAtLeast: true,
+  } as const satisfies OptionNames<WithLockOptions>,
 };
 
 /** The `retry` backoff. */

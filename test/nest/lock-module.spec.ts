@@ -123,16 +123,23 @@ describe('LockModule', () => {
     expect(client.status).toBe('end');
   });
 
-  it('releases every held lease on shutdown, so the key is gone from Redis after app.close()', async () => {
+  it('never ends a lease its holder has not let go at app.close(): it asks the holder to stop, then closes its client after the release', async () => {
     const keyPrefix = uniquePrefix();
-    const app = await boot([LockModule.forRoot({ redis: testRedisUrl(), keyPrefix })]);
+    const app = await boot([LockModule.forRoot({ redis: testRedisUrl(), keyPrefix, drainTimeout: 0 })]);
     const locks = app.get(LockService);
+    const client = (locks.store as RedisLockStore).client as Redis;
+    const ended = new Promise((resolve) => client.once('end', resolve));
     const lock = await locks.acquire('held-at-shutdown', { ttl: 60_000 });
     const admin = new Redis(testRedisUrl());
     expect(await admin.exists(`${keyPrefix}{held-at-shutdown}`)).toBe(1);
     await app.close();
+    expect(lock.signal.reason).toMatchObject({ code: 'LOCK_LOST', reason: 'shutdown' });
+    expect(lock.isHeld).toBe(true);
+    expect(await admin.exists(`${keyPrefix}{held-at-shutdown}`)).toBe(1);
+    expect(client.status).toBe('ready');
+    expect(await lock.release()).toBe(true);
+    await ended;
     expect(await admin.exists(`${keyPrefix}{held-at-shutdown}`)).toBe(0);
-    expect(lock.signal.aborted).toBe(true);
     await admin.quit();
   });
 
