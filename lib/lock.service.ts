@@ -62,6 +62,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
       store,
       closeStore: isMadeByModule(store),
       drainTimeout: options.drainTimeout,
+      exposeResolvedKeys: options.exposeResolvedKeys,
       logger: options.logger ?? new Logger('LockModule'),
     });
     this.memoryByDefault = options.store.kind === 'memory' && isMadeByModule(store);

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
+import { isLockError } from '../errors/lock.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import type { LockDefaults, LockLogger, LockOptions } from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
-import { Acquirer } from './acquirer.js';
+import { Acquirer, type Outcome } from './acquirer.js';
 import { HoldTimes } from './hold-times.js';
 import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
@@ -56,6 +56,13 @@ export interface LockManagerOptions extends LockDefaults {
    * @default '5s'
    */
   readonly drainTimeout?: Duration;
+  /**
+   * Name the resolved key (`order:42`) in error messages and log lines instead of its key template (the
+   * `metricKey` option; a direct call without one names none). Off by default: a resolved key may carry user
+   * data (an e-mail, a tenant) that logs should not keep. `error.key` holds it either way.
+   * @default false
+   */
+  readonly exposeResolvedKeys?: boolean;
 }
 
 /** How long `close()` waits for holders to finish by default, in ms. */
@@ -112,9 +119,10 @@ export class LockManager {
       options.drainTimeout === undefined
         ? DEFAULT_DRAIN_TIMEOUT
         : toMilliseconds(options.drainTimeout, 'drainTimeout', { zero: 'allowed' });
+    const showKeys = validateBoolean('exposeResolvedKeys', options.exposeResolvedKeys ?? false);
     this.events = new LockEvents(this.logger);
-    this.observer = new LockObserver(this.events);
-    if (this.logger) logLockEvents(this.events, this.logger);
+    this.observer = new LockObserver(this.events, showKeys);
+    if (this.logger) logLockEvents(this.events, this.logger, showKeys);
     this.shutdown = new ShutdownGate(this.store);
     const { store, observer, queues, shutdown, holdTimes } = this;
     this.leases = new LeaseBook({ store, observer, queues, shutdown, holdTimes });
@@ -175,9 +183,14 @@ export class LockManager {
   /** Acquires with settings already resolved; a refusal is a `LockNotAcquiredError` that says when to retry. */
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const attempt = await this.acquirerFor(settings).acquire(this.checkedKey(key, settings), settings);
+    let attempt: Outcome;
+    try {
+      attempt = await this.acquirerFor(settings).acquire(validateKey(key, this.maxKeyLength), settings);
+    } catch (error) {
+      throw this.named(error, settings);
+    }
     if ('lock' in attempt) return attempt.lock;
-    const error = withKeyTemplate(
+    const error = this.observer.name(
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
       settings.metricKey,
     );
@@ -192,8 +205,17 @@ export class LockManager {
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
     const settings = { ...this.settingsOf(options, 'tryAcquire'), wait: 0 };
-    const attempt = await this.acquirerFor(settings).acquire(this.checkedKey(key, settings), settings);
-    return 'lock' in attempt ? attempt.lock : null;
+    try {
+      const attempt = await this.acquirerFor(settings).acquire(validateKey(key, this.maxKeyLength), settings);
+      return 'lock' in attempt ? attempt.lock : null;
+    } catch (error) {
+      throw this.named(error, settings);
+    }
+  }
+
+  /** `error`, a lock error naming its resource as this manager's messages do (by the key template of `settings`). */
+  private named(error: unknown, settings?: LockSettings): unknown {
+    return isLockError(error) ? this.observer.name(error, settings?.metricKey) : error;
   }
 
   /**
@@ -205,15 +227,6 @@ export class LockManager {
     const { observer, shutdown, holdTimes } = this;
     this.permits ??= new PermitEngine(this.store, settings.shape, { observer, shutdown, holdTimes });
     return this.permits.acquirer;
-  }
-
-  /** `key` if it is usable; else a `LockKeyError` that names the key's template, for clients. */
-  private checkedKey(key: string, settings: LockSettings): string {
-    try {
-      return validateKey(key, this.maxKeyLength);
-    } catch (error) {
-      throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
-    }
   }
 
   /**
@@ -258,7 +271,7 @@ export class LockManager {
       );
     } catch (error) {
       if (scope.onContention && error instanceof LockNotAcquiredError) return scope.onContention(error);
-      throw error;
+      throw this.named(error);
     }
     const { locks, taken } = acquired;
     try {
@@ -294,7 +307,12 @@ export class LockManager {
    * `mode`): also how many hold one (`holders`) and its shape (`limit`, `mode`).
    */
   async inspect(key: string): Promise<LockInfo> {
-    const valid = validateKey(key, this.maxKeyLength);
+    let valid: string;
+    try {
+      valid = validateKey(key, this.maxKeyLength);
+    } catch (error) {
+      throw this.named(error);
+    }
     try {
       const { store } = this;
       const [lease, permits] = await Promise.all([

@@ -1,5 +1,5 @@
-import { quoted } from '../utils/printable.js';
-import { LockError } from './lock.error.js';
+import { hideProperty, LockError } from './lock.error.js';
+import { lockSubject } from './lock-subject.js';
 
 /**
  * Why a lease ended before its holder released it:
@@ -24,12 +24,24 @@ const explanations: Record<LockLostReason, string> = {
 /** A lease ended before its holder was done with it; work guarded by it may no longer be exclusive. */
 export class LockLostError extends LockError {
   readonly code = 'LOCK_LOST' as const;
+  /** The resource whose lease ended: the resolved key (not printed with the error; see {@link LockError}). */
+  declare readonly key: string;
 
   constructor(
-    readonly key: string,
+    key: string,
     readonly reason: LockLostReason,
     options?: { cause?: unknown },
   ) {
-    super(`Lock ${quoted(key)} was lost: ${explanations[reason]}.`, options);
+    super(lost(undefined, reason), options);
+    hideProperty(this, 'key', key);
   }
+
+  /** @internal */
+  override describeResource(name: string | undefined): string {
+    return lost(name, this.reason);
+  }
+}
+
+function lost(name: string | undefined, reason: LockLostReason): string {
+  return `${lockSubject(name)} was lost: ${explanations[reason]}.`;
 }

@@ -2,7 +2,8 @@ import type { LockLogger } from '../interfaces/lock-options.interface.js';
 import { describeLateGrant } from '../core/late-grant.js';
 import type { LockEventBase, LockEvents, LockStoreOperation } from './lock-events.js';
 import { DIRECT_KEY_TEMPLATE } from './lock-observer.js';
-import { printable, quoted } from '../utils/printable.js';
+import { lockSubject } from '../errors/lock-subject.js';
+import { printable } from '../utils/printable.js';
 
 /** Within this many ms, store failures of one operation are logged once and the others counted. */
 export const STORE_ERROR_LOG_INTERVAL = 5000;
@@ -19,16 +20,19 @@ const AFTER_STORE_ERROR: Record<LockStoreOperation, string> = {
  * The manager's logging, as listeners of its own events: quiet by default; `debug` for contention and
  * skipped calls, `warn` for lost leases and late grants, `error` for store failures (at most one line per operation every
  * {@link STORE_ERROR_LOG_INTERVAL} ms, saying how many were left out, so an outage does not flood the log).
- * Messages name keys, templates and labels, never a token; each is one line: control characters in keys,
- * labels, templates and store errors are escaped (`\n`, `\u001b`), so a key cannot forge a log line.
+ * Lines name a lock by its key template and label, by its resolved key only with `showKeys`, and never by
+ * its token; each is one line: control characters in keys, labels, templates and store errors are escaped
+ * (`\n`, `\u001b`), so a key cannot forge a log line.
+ * @param showKeys name resolved keys (the manager's `exposeResolvedKeys`)
  */
-export function logLockEvents(events: LockEvents, logger: LockLogger): void {
+export function logLockEvents(events: LockEvents, logger: LockLogger, showKeys = false): void {
+  const subject = (event: LockEventBase): string => lockSubject(showKeys ? event.key : templateOf(event));
   if (logger.debug) {
     const debug = (message: string): void => logger.debug?.(printable(message));
     events.on('contended', (event) => {
       const holder = event.remainingTtl === undefined ? '' : ` (its lease ends in ${event.remainingTtl} ms)`;
       const next = event.wait > 0 ? `waiting up to ${event.wait} ms` : 'not waiting';
-      debug(`Lock ${quoted(event.key)} is held by another owner${holder}; ${next}${describe(event)}.`);
+      debug(`${subject(event)} is held by another owner${holder}; ${next}${describe(event, showKeys)}.`);
     });
     events.on('skipped', (event) => debug(`Skipped ${event.label}: ${event.error.message}`));
   }
@@ -37,7 +41,7 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
     const next = event.retrying ? 'trying again within the wait' : 'no wait left to try again';
     logger.warn(
       printable(
-        `Lock ${quoted(event.key)}: ${describeLateGrant(event)}, so it was released unused; ${next}${describe(event)}. ` +
+        `${subject(event)}: ${describeLateGrant(event)}, so it was released unused; ${next}${describe(event, showKeys)}. ` +
           "The store, or this process's event loop, is too slow for this ttl.",
       ),
     );
@@ -45,7 +49,9 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
 
   events.on('lost', (event) =>
     logger.warn(
-      printable(`${event.error.message} It had been held for ${Math.round(event.holdTime)} ms${describe(event)}.`),
+      printable(
+        `${event.error.message} It had been held for ${Math.round(event.holdTime)} ms${describe(event, showKeys)}.`,
+      ),
     ),
   );
 
@@ -64,11 +70,16 @@ export function logLockEvents(events: LockEvents, logger: LockLogger): void {
   });
 }
 
-/** The template and label of an event, when they add something to its key. */
-function describe(event: LockEventBase): string {
+/** The key template of an event, unless it has none (a direct call without `metricKey`). */
+function templateOf(event: LockEventBase): string | undefined {
+  return event.keyTemplate === DIRECT_KEY_TEMPLATE ? undefined : event.keyTemplate;
+}
+
+/** What a line adds to the name it gives a lock: its label, and its template when it is named by its key. */
+function describe(event: LockEventBase, showKeys: boolean): string {
   const parts: string[] = [];
-  if (event.keyTemplate !== DIRECT_KEY_TEMPLATE && event.keyTemplate !== event.key)
-    parts.push(`template ${event.keyTemplate}`);
+  const template = templateOf(event);
+  if (showKeys && template !== undefined && template !== event.key) parts.push(`template ${template}`);
   if (event.label !== undefined) parts.push(`by ${event.label}`);
   return parts.length > 0 ? ` [${parts.join(', ')}]` : '';
 }

@@ -127,6 +127,7 @@ export const MANAGER_OPTIONS: OptionsKind = {
     logger: true,
     closeStore: true,
     drainTimeout: true,
+    exposeResolvedKeys: true,
   } as const satisfies OptionNames<LockManagerOptions>,
 };
 

@@ -222,10 +222,16 @@ export class RedisPermitStore implements PermitStore {
   }
 
   private storeError(operation: string, key: string, keys: PermitKeys, error: unknown): LockStoreError {
-    const detail = isWrongType(error)
-      ? `one of the Redis keys ${[keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ')} ` +
-        "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key"
-      : undefined;
-    return redisStoreError(operation, key, error, detail);
+    if (!isWrongType(error)) return redisStoreError(operation, key, error);
+    const why =
+      "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key";
+    const names = [keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ');
+    return redisStoreError(
+      operation,
+      key,
+      error,
+      `WRONGTYPE: one of the Redis keys of its permits, holder records, line and fence ${why}`,
+      `one of the Redis keys ${names} ${why}`,
+    );
   }
 }

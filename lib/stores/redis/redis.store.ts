@@ -424,7 +424,7 @@ export class RedisLockStore implements LockStore, PermitCapable {
 
   /** The LockStoreError of `operation`, naming the key of another type when Redis refused one (WRONGTYPE). */
   private async failure(operation: string, key: string, keys: ResourceKeys, error: unknown): Promise<LockStoreError> {
-    const detail = isWrongType(error) ? await describeWrongType(this.client, operation, keys) : undefined;
-    return redisStoreError(operation, key, error, detail);
+    const wrongType = isWrongType(error) ? await describeWrongType(this.client, operation, keys) : undefined;
+    return redisStoreError(operation, key, error, wrongType?.detail, wrongType?.keyedDetail);
   }
 }
