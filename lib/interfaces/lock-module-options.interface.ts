@@ -82,8 +82,9 @@ export interface LockModuleOptions extends LockDefaults {
    */
   readonly verifyOnStartup?: boolean;
   /**
-   * Register the global `LockInterceptor` that maps lock errors of HTTP handlers to 409/503/400 and lets
-   * key templates read the request. Turn off to register your own subclass. @default true
+   * Register the global `LockInterceptor` that maps lock errors of every transport (HTTP 409/503/400, GraphQL,
+   * WebSocket, RPC, BullMQ) and lets key templates read the request; `@WithLock` handlers that Nest runs
+   * without global interceptors use it too. Turn off to register your own subclass. @default true
    */
   readonly interceptor?: boolean;
   /**
