@@ -60,7 +60,7 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
 
   /**
    * Serves the `@WithLock` methods of this application that it is not around: job processors, and handlers
-   * Nest leaves without global interceptors (see {@link LockInterceptor.transportError}).
+   * Nest leaves without global interceptors (a hybrid microservice, a gateway on NestJS 11, a `@ResolveField`).
    */
   onModuleInit(): void {
     if (!this.locks) return;
