@@ -33,24 +33,36 @@ export function serviceFor(instance: unknown): LockManager | undefined {
   return ready[ready.length - 1];
 }
 
-/** What turns the lock errors of a `@WithLock` job processor into BullMQ's answers (`LockInterceptor`). */
-export interface JobErrorMapper {
+/** The transports whose handlers a `LockInterceptor` may not be around, so `@WithLock` maps for it. */
+export type UnservedTransport = 'rpc' | 'ws' | 'graphql';
+
+/**
+ * What turns the lock errors of `@WithLock` methods that no interceptor sees into their transport's answers:
+ * the application's `LockInterceptor`.
+ */
+export interface LockErrorMapper {
+  /** What a BullMQ job processor throws for `error`. */
   jobError(error: Error, job: unknown, token: string | undefined): Promise<Error>;
+  /**
+   * What a handler of `transport` that no `LockInterceptor` serves fails with for `error`; for GraphQL, the
+   * error the resolver returns as its field's value (`error` itself: rethrown).
+   */
+  transportError(transport: UnservedTransport, error: Error): Promise<Error>;
 }
 
-const jobErrors = new WeakMap<LockManager, JobErrorMapper>();
+const errorMappers = new WeakMap<LockManager, LockErrorMapper>();
 
-/** Makes `mapper` answer the job processors of `service`, unless one is bound already. */
-export function bindJobErrors(service: LockManager, mapper: JobErrorMapper): void {
-  if (!jobErrors.has(service)) jobErrors.set(service, mapper);
+/** Makes `mapper` answer for the `@WithLock` methods of `service`, unless one is bound already. */
+export function bindErrorMapper(service: LockManager, mapper: LockErrorMapper): void {
+  if (!errorMappers.has(service)) errorMappers.set(service, mapper);
 }
 
-/** Makes `mapper` answer the job processors of `service`, in place of any bound before (a user's subclass wins). */
-export function replaceJobErrors(service: LockManager, mapper: JobErrorMapper): void {
-  jobErrors.set(service, mapper);
+/** Makes `mapper` answer for the `@WithLock` methods of `service`, in place of any bound before (a user's subclass wins). */
+export function replaceErrorMapper(service: LockManager, mapper: LockErrorMapper): void {
+  errorMappers.set(service, mapper);
 }
 
-/** The mapper of `service`'s job processors, if its application has a `LockInterceptor`. */
-export function jobErrorsFor(service: LockManager): JobErrorMapper | undefined {
-  return jobErrors.get(service);
+/** The mapper of `service`'s `@WithLock` methods, if its application has a `LockInterceptor`. */
+export function errorMapperFor(service: LockManager): LockErrorMapper | undefined {
+  return errorMappers.get(service);
 }

@@ -22,5 +22,9 @@ export const NEST_MODULE_PATH_METADATA = '__module_path__';
 export const BULLMQ_PROCESSOR_METADATA = 'bullmq:processor_metadata';
 /** `@nestjs/graphql`'s mark of a `@Query`, `@Mutation` or `@Subscription` method. */
 export const NEST_GRAPHQL_RESOLVER_METADATA = 'graphql:resolver_type';
+/** `@nestjs/graphql`'s mark of a `@ResolveField` method. */
+export const NEST_GRAPHQL_FIELD_METADATA = 'graphql:resolve_property';
+/** `@nestjs/microservices`' mark of a `@MessagePattern` or `@EventPattern` method. */
+export const NEST_PATTERN_METADATA = 'microservices:pattern';
 /** `@nestjs/websockets`' mark of a `@SubscribeMessage` method. */
 export const NEST_MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';

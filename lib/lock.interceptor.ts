@@ -20,7 +20,7 @@ import type { RequestFrame } from './keys/key-sources.js';
 import { runWithRequest } from './core/lock-context.js';
 import { lockErrorPayload, type LockErrorPayload } from './transports/lock-error-payload.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
-import { bindJobErrors, replaceJobErrors } from './lock-registry.js';
+import { bindErrorMapper, replaceErrorMapper, type UnservedTransport } from './lock-registry.js';
 import { LockService } from './lock.service.js';
 import { graphQLLockError, type GraphQLFieldInfo } from './transports/graphql-error.js';
 import { jobLockError, type DelayableJob } from './transports/job-error.js';
@@ -33,7 +33,9 @@ import { graphQLFrame, webSocketFrame } from './transports/request-frames.js';
  * GraphQL: the context's `req` headers and `user`; WebSocket: the handshake's headers and query, and
  * `client.data.user`), and turns the lock errors of any handler
  * into what its transport's clients understand, from one payload ({@link lockErrorPayload}: `code`, `message`,
- * `resource`, `retryAfter`) and one overridable method per transport:
+ * `resource`, `retryAfter`) and one overridable method per transport (also used by `@WithLock` handlers that
+ * Nest runs without global interceptors: a microservice connected without `inheritAppConfig`, a gateway on
+ * NestJS 11, a `@ResolveField` without `fieldResolverEnhancers`):
  * - HTTP ({@link LockInterceptor.toHttpException}): busy → 409 with `Retry-After`, store down or lease lost → 503, unusable key → 400;
  * - GraphQL ({@link LockInterceptor.toGraphQLError}): an error on the field, `extensions` with `code`, `retryAfter` and
  *   `resource`, no stack; the other fields of the response are untouched;
@@ -56,12 +58,16 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
     @Optional() private readonly locks?: LockService,
   ) {}
 
-  /** Serves the `@WithLock` job processors of this application, which no interceptor sees. */
+  /**
+   * Serves the `@WithLock` methods of this application that it is not around: job processors, and handlers
+   * Nest leaves without global interceptors (a hybrid microservice, a gateway on NestJS 11, a `@ResolveField`).
+   */
   onModuleInit(): void {
     if (!this.locks) return;
     // a subclass is the application's own mapping: it replaces the module's, whichever Nest made first
-    if (this.constructor === LockInterceptor) bindJobErrors(this.locks, this);
-    else replaceJobErrors(this.locks, this);
+    if (this.constructor !== LockInterceptor) replaceErrorMapper(this.locks, this);
+    // forRootAsync() makes the module's even when its options turn it off
+    else if (this.options?.interceptor !== false) bindErrorMapper(this.locks, this);
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -73,9 +79,12 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
       case 'ws':
         return this.answer(this.serve(context, next, webSocketFrame), (error) => this.wsAnswer(error, context));
       case 'rpc':
-        return this.answer(next.handle(), async (error) => {
-          throw await this.toRpcException(error, this.payloadOf(error));
-        });
+        return this.answer(
+          this.serve(context, next, () => undefined),
+          async (error) => {
+            throw await this.toRpcException(error, this.payloadOf(error));
+          },
+        );
       default:
         return next.handle();
     }
@@ -156,6 +165,25 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
     return Promise.resolve(this.toJobError(error, this.payloadOf(error), job, token));
   }
 
+  /**
+   * What a `@WithLock` handler of `transport` that no `LockInterceptor` is around fails with for `error` (a
+   * microservice connected without `inheritAppConfig`, a gateway on NestJS 11, a `@ResolveField` without
+   * `fieldResolverEnhancers`): the same overridable mapping as when it is around; for GraphQL, the error the
+   * resolver resolves to, without a path (graphql-js adds it). A WebSocket client that asked for an
+   * acknowledgement gets Nest's `exception` event instead. @internal
+   */
+  async transportError(transport: UnservedTransport, error: LockError): Promise<Error> {
+    const payload = this.payloadOf(error);
+    switch (transport) {
+      case 'rpc':
+        return this.toRpcException(error, payload);
+      case 'ws':
+        return this.toWsException(error, payload);
+      case 'graphql':
+        return this.toGraphQLError(error, payload, undefined);
+    }
+  }
+
   private interceptHttp(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     // Express and Fastify requests both carry params, query, body, headers and a guard's user under those names
     const handled = this.serve(context, next, (http) => http.switchToHttp().getRequest<RequestFrame | undefined>());
@@ -167,8 +195,9 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
   }
 
   /**
-   * Runs the handler; a `@WithLock` handler with the request `frameOf` finds, for its key templates. The lock
-   * errors of any handler (one that calls LockService itself too) are mapped by the caller.
+   * Runs the handler; a `@WithLock` handler as served by this interceptor (so it leaves its lock errors to it),
+   * with the request `frameOf` finds, for its key templates. The lock errors of any handler (one that calls
+   * LockService itself too) are mapped by the caller.
    */
   private serve(
     context: ExecutionContext,
@@ -176,8 +205,7 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
     frameOf: (context: ExecutionContext) => RequestFrame | undefined,
   ): Observable<unknown> {
     const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
-    const frame = locked && frameOf(context);
-    return frame ? runWithRequest({ frame, handler: locked }, () => next.handle()) : next.handle();
+    return locked ? runWithRequest({ frame: frameOf(context), handler: locked }, () => next.handle()) : next.handle();
   }
 
   /** Lets `answer` turn the lock errors of the handler into its transport's; other errors pass untouched. */

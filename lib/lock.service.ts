@@ -63,6 +63,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
       store,
       closeStore: isMadeByModule(store),
       drainTimeout: options.drainTimeout,
+      exposeResolvedKeys: options.exposeResolvedKeys,
       logger: options.logger ?? new Logger('LockModule'),
       // checked at bootstrap (onModuleInit), which an acquisition made before it waits for; or not at all
       verifyOnFirstUse: options.verifyOnStartup,

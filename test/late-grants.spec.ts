@@ -183,7 +183,7 @@ describe('grants that come back after their validity, with a rival process takin
     expect(error).toBeInstanceOf(LockStoreError);
     expect(error).not.toBeInstanceOf(LockNotAcquiredError);
     expect((error as Error).message).toMatch(
-      /^Lock store failed to acquire "late:doc": the grant came back \d+ ms after its validity ended \(\d+ ms after the request was sent, for a 200 ms lease\), so it was released unused: the store, or this process's event loop, is too slow for this ttl\./,
+      /^Lock store failed to acquire: the grant came back \d+ ms after its validity ended \(\d+ ms after the request was sent, for a 200 ms lease\), so it was released unused: the store, or this process's event loop, is too slow for this ttl\./,
     );
     expect(entries).toEqual([]);
     expect(seen.map(({ name }) => name)).toEqual(['late-grant', 'store-error']);
@@ -322,7 +322,7 @@ describe('leases that end before their section starts', () => {
     expect(ran).toBe(false);
     expect(error).toBeInstanceOf(LockStoreError);
     expect((error as Error).message).toMatch(
-      /^Lock store failed to acquire "pair:a": its lease ended before the section could start \(its validity ran out\), so the section was not run/,
+      /^Lock store failed to acquire: its lease ended before the section could start \(its validity ran out\), so the section was not run/,
     );
     // each lease still ends with exactly one released or lost
     const ends = seen.filter(({ name }) => name === 'released' || name === 'lost').map(({ event }) => event.key);

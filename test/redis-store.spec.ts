@@ -669,7 +669,8 @@ describe('RedisLockStore tokens', () => {
 
 describe('RedisLockStore and keys of another type', () => {
   it('refuses a hash at the exact lock key with LockStoreError that says so, and overwrites nothing', async () => {
-    const manager = lockManager(redisStore());
+    // the message names the Redis key where the application lets messages name resolved keys
+    const manager = lockManager(redisStore(), { exposeResolvedKeys: true });
     const { lock, fence } = names('typed');
     await admin.hset(lock, 'owner', 'another feature');
 

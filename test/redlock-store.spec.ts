@@ -276,13 +276,13 @@ describe('RedlockStore when nodes fail', () => {
     expect(error).toBeInstanceOf(LockStoreError);
     expect(error).not.toBeInstanceOf(LockNotAcquiredError);
     expect((error as Error).message).toMatch(
-      /^Lock store failed to acquire "k": no quorum was reachable: 2 of 3 Redis nodes unreachable; a quorum of 2 is needed \(127\.0\.0\.1:\d+: .+; 127\.0\.0\.1:\d+: .+\)$/,
+      /^Lock store failed to acquire: no quorum was reachable: 2 of 3 Redis nodes unreachable; a quorum of 2 is needed \(127\.0\.0\.1:\d+: .+; 127\.0\.0\.1:\d+: .+\)$/,
     );
     // the one node that answered granted it, and was released again
     expect(await clients[1].exists(resourceKeys(prefix, 'k').lock)).toBe(0);
-    await expect(redlock.release('k', token)).rejects.toThrow(/failed to release "k": no quorum was reachable/);
-    await expect(redlock.extend('k', token, 5000)).rejects.toThrow(/failed to extend "k": no quorum was reachable/);
-    await expect(redlock.inspect('k')).rejects.toThrow(/failed to inspect "k": no quorum was reachable/);
+    await expect(redlock.release('k', token)).rejects.toThrow(/failed to release: no quorum was reachable/);
+    await expect(redlock.extend('k', token, 5000)).rejects.toThrow(/failed to extend: no quorum was reachable/);
+    await expect(redlock.inspect('k')).rejects.toThrow(/failed to inspect: no quorum was reachable/);
     const [renewal] = await redlock.extendMany([{ key: 'k', token, ttl: 5000 }]);
     expect(renewal).toBeInstanceOf(LockStoreError);
   });
@@ -317,7 +317,7 @@ describe('RedlockStore when nodes fail', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockStoreError);
     expect((error as Error).message).toMatch(
-      /^Lock store failed to inspect "k": cannot tell whether it is held: one lease is on 1 of the nodes that answered, and the 1 that did not may complete its quorum of 2 \(127\.0\.0\.1:\d+: no reply within 150 ms\)$/,
+      /^Lock store failed to inspect: cannot tell whether it is held: one lease is on 1 of the nodes that answered, and the 1 that did not may complete its quorum of 2 \(127\.0\.0\.1:\d+: no reply within 150 ms\)$/,
     );
     servers[0].resume();
     expect(await store().inspect('k')).toMatchObject({ held: true });

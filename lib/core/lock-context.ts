@@ -2,9 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RequestFrame } from '../keys/key-sources.js';
 import type { Lock } from './lock.js';
 
-/** The request a flow serves, and the handler it was routed to: only that handler's key templates read it. */
+/**
+ * The handler a `LockInterceptor` serves in this flow (it maps the handler's lock errors), and the request it
+ * was routed: only that handler's key templates read it.
+ */
 export interface ServedRequest {
-  readonly frame: RequestFrame;
+  /** The request's parts, when its transport has any (a microservice message has none). */
+  readonly frame?: RequestFrame;
   /** Identifies the handler (its `@WithLock` definition), so a method it calls never reads its request. */
   readonly handler: object;
 }
@@ -19,7 +23,7 @@ export interface LockFrame {
   readonly held: ReadonlyMap<object, ReadonlyMap<string, Lock>>;
   /** The locks taken by the innermost locked scope, in the order they were taken. */
   readonly innermost: readonly Lock[];
-  /** The request being handled (set by `LockInterceptor` around a `@WithLock` handler). */
+  /** The handler served and its request (set by `LockInterceptor` around a `@WithLock` handler). */
   readonly request?: ServedRequest;
 }
 
@@ -51,6 +55,11 @@ export function runWithLocks<T>(owner: object, locks: readonly Lock[], fn: () =>
 export function requestFor(handler: object): RequestFrame | undefined {
   const request = storage.getStore()?.request;
   return request?.handler === handler ? request.frame : undefined;
+}
+
+/** Whether a `LockInterceptor` serves this flow's call of `handler`, so that it maps the handler's lock errors. */
+export function isServed(handler: object): boolean {
+  return storage.getStore()?.request?.handler === handler;
 }
 
 /** Runs `fn` with `request` as the source of key template values, keeping what the flow holds. */

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
+import { isLockError } from '../errors/lock.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import type {
   LockDefaults,
@@ -9,7 +9,7 @@ import type {
 } from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
-import { Acquirer } from './acquirer.js';
+import { Acquirer, type Outcome } from './acquirer.js';
 import { HoldTimes } from './hold-times.js';
 import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
@@ -77,6 +77,13 @@ export interface LockManagerOptions extends LockDefaults {
    * @default true
    */
   readonly verifyOnFirstUse?: boolean;
+  /**
+   * Name the resolved key (`order:42`) in error messages and log lines instead of its key template (the
+   * `metricKey` option; a direct call without one names none). Off by default: a resolved key may carry user
+   * data (an e-mail, a tenant) that logs should not keep. `error.key` holds it either way.
+   * @default false
+   */
+  readonly exposeResolvedKeys?: boolean;
 }
 
 /** The option names each direct call takes. */
@@ -141,9 +148,10 @@ export class LockManager {
       options.drainTimeout === undefined
         ? DEFAULT_DRAIN_TIMEOUT
         : toMilliseconds(options.drainTimeout, 'drainTimeout', { zero: 'allowed' });
+    const showKeys = validateBoolean('exposeResolvedKeys', options.exposeResolvedKeys ?? false);
     this.events = new LockEvents(this.logger);
-    this.observer = new LockObserver(this.events);
-    if (this.logger) logLockEvents(this.events, this.logger);
+    this.observer = new LockObserver(this.events, showKeys);
+    if (this.logger) logLockEvents(this.events, this.logger, showKeys);
     this.shutdown = new ShutdownGate(this.store);
     const { store, observer, queues, shutdown, holdTimes } = this;
     this.leases = new LeaseBook({ store, observer, queues, shutdown, holdTimes });
@@ -208,12 +216,17 @@ export class LockManager {
   /** Acquires with settings already resolved; a refusal is a `LockNotAcquiredError` that says when to retry. */
   private async acquireWith(key: string, settings: LockSettings): Promise<Lock> {
     const started = performance.now();
-    const checked = this.checkedKey(key, settings);
-    const acquirer = this.acquirerFor(settings);
-    if (!this.storeCheck.passed) await this.storeCheck.beforeGrant();
-    const attempt = await acquirer.acquire(checked, settings);
+    let attempt: Outcome;
+    try {
+      const checked = validateKey(key, this.maxKeyLength);
+      const acquirer = this.acquirerFor(settings);
+      if (!this.storeCheck.passed) await this.storeCheck.beforeGrant();
+      attempt = await acquirer.acquire(checked, settings);
+    } catch (error) {
+      throw this.named(error, settings);
+    }
     if ('lock' in attempt) return attempt.lock;
-    const error = withKeyTemplate(
+    const error = this.observer.name(
       new LockNotAcquiredError(key, attempt.remainingTtl, performance.now() - started),
       settings.metricKey,
     );
@@ -228,11 +241,20 @@ export class LockManager {
    */
   async tryAcquire(key: string, options?: Omit<LockOptions, 'wait'>): Promise<Lock | null> {
     const settings = { ...this.settingsOf(options, 'tryAcquire'), wait: 0 };
-    const checked = this.checkedKey(key, settings);
-    const acquirer = this.acquirerFor(settings);
-    if (!this.storeCheck.passed) await this.storeCheck.beforeGrant();
-    const attempt = await acquirer.acquire(checked, settings);
-    return 'lock' in attempt ? attempt.lock : null;
+    try {
+      const checked = validateKey(key, this.maxKeyLength);
+      const acquirer = this.acquirerFor(settings);
+      if (!this.storeCheck.passed) await this.storeCheck.beforeGrant();
+      const attempt = await acquirer.acquire(checked, settings);
+      return 'lock' in attempt ? attempt.lock : null;
+    } catch (error) {
+      throw this.named(error, settings);
+    }
+  }
+
+  /** `error`, a lock error naming its resource as this manager's messages do (by the key template of `settings`). */
+  private named(error: unknown, settings?: LockSettings): unknown {
+    return isLockError(error) ? this.observer.name(error, settings?.metricKey) : error;
   }
 
   /**
@@ -244,15 +266,6 @@ export class LockManager {
     const { observer, shutdown, holdTimes } = this;
     this.permits ??= new PermitEngine(this.store, settings.shape, { observer, shutdown, holdTimes });
     return this.permits.acquirer;
-  }
-
-  /** `key` if it is usable; else a `LockKeyError` that names the key's template, for clients. */
-  private checkedKey(key: string, settings: LockSettings): string {
-    try {
-      return validateKey(key, this.maxKeyLength);
-    } catch (error) {
-      throw isLockError(error) ? withKeyTemplate(error, settings.metricKey) : error;
-    }
   }
 
   /**
@@ -304,7 +317,7 @@ export class LockManager {
       );
     } catch (error) {
       if (scope.onContention && error instanceof LockNotAcquiredError) return scope.onContention(error);
-      throw error;
+      throw this.named(error);
     }
     const { locks, taken } = acquired;
     let result: T;
@@ -345,7 +358,12 @@ export class LockManager {
    * `mode`): also how many hold one (`holders`) and its shape (`limit`, `mode`).
    */
   async inspect(key: string): Promise<LockInfo> {
-    const valid = validateKey(key, this.maxKeyLength);
+    let valid: string;
+    try {
+      valid = validateKey(key, this.maxKeyLength);
+    } catch (error) {
+      throw this.named(error);
+    }
     try {
       const { store } = this;
       const [lease, permits] = await Promise.all([

@@ -10,6 +10,9 @@ import { LockedMethod, type LockKeySpec } from './locked-method.js';
 import { checkOptionNames, WITH_LOCK_OPTIONS } from '../options/option-names.js';
 import { parameterNames } from '../keys/parameter-names.js';
 import { isJobProcessor, rethrowForJob } from '../transports/job-processor.js';
+import { answerUnserved, handlerTransport } from '../transports/unserved-handler.js';
+import { isServed } from '../core/lock-context.js';
+import type { UnservedTransport } from '../lock-registry.js';
 
 /** Options of `@WithLock`: those of a locked section plus what to do on contention and how long to hold. */
 export interface WithLockOptions extends LockSectionOptions {
@@ -92,19 +95,23 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
     });
     const method = original as (...args: unknown[]) => unknown;
     let jobProcessor: boolean | undefined;
+    let transport: UnservedTransport | false | undefined;
     const wrapper = function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = serviceFor(this);
       if (!service) return Promise.reject(new LockNotReadyError(label));
       jobProcessor ??= isJobProcessor(this, propertyKey);
-      // the wrapper carries the route metadata of decorators written above this one, added after it ran
+      // the wrapper carries the metadata of decorators written above this one, added after it ran
+      transport ??= handlerTransport(wrapper) ?? false;
+      const unserved = transport && !isServed(locked) ? transport : undefined;
       const call = locked.invoke(service, {
         instance: this,
         args,
         run: () => method.apply(this, args),
         handler: wrapper,
       });
-      // no interceptor sees what BullMQ calls: its lock errors are mapped here
-      return jobProcessor ? call.catch((error: unknown) => rethrowForJob(service, error, args)) : call;
+      // no interceptor sees what BullMQ calls, nor some handlers of other transports: their lock errors are mapped here
+      if (jobProcessor) return call.catch((error: unknown) => rethrowForJob(service, error, args));
+      return unserved ? call.catch((error: unknown) => answerUnserved(service, unserved, error)) : call;
     };
     copyMethodIdentity(method, wrapper);
     Reflect.defineMetadata(WITH_LOCK_METADATA, locked, wrapper);

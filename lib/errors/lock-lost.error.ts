@@ -1,5 +1,6 @@
 import { quoted } from '../utils/printable.js';
-import { LockError } from './lock.error.js';
+import { hideProperty, LockError } from './lock.error.js';
+import { lockSubject } from './lock-subject.js';
 
 /**
  * Why a lease ended before its holder released it, or why its holder is asked to stop:
@@ -31,17 +32,26 @@ const explanations: Record<LockLostReason, string> = {
  */
 export class LockLostError extends LockError {
   readonly code = 'LOCK_LOST' as const;
+  /** The resource whose lease ended: the resolved key (not printed with the error; see {@link LockError}). */
+  declare readonly key: string;
 
   constructor(
-    readonly key: string,
+    key: string,
     readonly reason: LockLostReason,
     options?: { cause?: unknown },
   ) {
-    super(
-      reason === 'shutdown'
-        ? `Work under lock ${quoted(key)} should stop: ${explanations[reason]}.`
-        : `Lock ${quoted(key)} was lost: ${explanations[reason]}.`,
-      options,
-    );
+    super(lost(undefined, reason), options);
+    hideProperty(this, 'key', key);
   }
+
+  /** @internal */
+  override describeResource(name: string | undefined): string {
+    return lost(name, this.reason);
+  }
+}
+
+function lost(name: string | undefined, reason: LockLostReason): string {
+  if (reason !== 'shutdown') return `${lockSubject(name)} was lost: ${explanations[reason]}.`;
+  const lock = name === undefined ? 'a lock' : `lock ${quoted(name)}`;
+  return `Work under ${lock} should stop: ${explanations[reason]}.`;
 }

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { withKeyTemplate, type LockError } from '../errors/lock.error.js';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { asStoreError } from '../errors/lock-store.error.js';
@@ -40,10 +41,22 @@ export interface GivenBackGrant {
 
 /**
  * Turns what a `LockManager` does into lock events, with the bookkeeping they need (wait and hold times,
- * attempts, one terminal event per lease). Payloads are built only for events someone listens to.
+ * attempts, one terminal event per lease). Payloads are built only for events someone listens to. The errors
+ * it reports name their resource as the manager's messages do, before anyone sees them.
  */
 export class LockObserver {
-  constructor(private readonly events: LockEvents) {}
+  /**
+   * @param showKeys name resolved keys in messages (the manager's `exposeResolvedKeys`), not key templates
+   */
+  constructor(
+    private readonly events: LockEvents,
+    readonly showKeys = false,
+  ) {}
+
+  /** Names the resource of `error` by `template` (`'direct'`: none), or by its key where messages show keys. */
+  name<E extends LockError>(error: E, template: string | undefined): E {
+    return withKeyTemplate(error, template === DIRECT_KEY_TEMPLATE ? undefined : template, this.showKeys);
+  }
 
   /** An acquisition of `key` begins. */
   start(key: string, settings: LockSettings): AcquireTrace {
@@ -102,10 +115,11 @@ export class LockObserver {
 
   /** The store failed during the acquisition, which ends it. */
   failed(trace: AcquireTrace, error: unknown): void {
+    const failure = this.name(asStoreError('acquire', trace.key, error), trace.keyTemplate);
     if (!this.events.has('store-error')) return;
     this.events.emit('store-error', {
       operation: 'acquire',
-      error: asStoreError('acquire', trace.key, error),
+      error: failure,
       ...eventBase(trace),
       waitTime: performance.now() - trace.started,
     });
@@ -153,13 +167,14 @@ export class LockObserver {
    */
   lost(lock: Lock, reason: LockLostReason, error?: LockLostError): void {
     const lease = this.end(lock);
+    if (error) this.name(error, lease?.keyTemplate);
     if (!lease || !this.events.has('lost')) return;
     const now = performance.now();
     this.events.emit('lost', {
       ...eventBase(lease),
       lock,
       reason,
-      error: error ?? new LockLostError(lock.key, reason),
+      error: error ?? this.name(new LockLostError(lock.key, reason), lease.keyTemplate),
       holdTime: now - lease.acquiredAt,
       ...pastDrain(lease, now),
     });
@@ -175,11 +190,12 @@ export class LockObserver {
     error: unknown,
     of?: Lock | AcquireTrace,
   ): void {
-    if (!this.events.has('store-error')) return;
     const source = of instanceof AcquireTrace ? of : (of?.observed as Lease | undefined);
+    const failure = this.name(asStoreError(operation, key, error), source?.keyTemplate);
+    if (!this.events.has('store-error')) return;
     this.events.emit('store-error', {
       operation,
-      error: asStoreError(operation, key, error),
+      error: failure,
       ...(source ? eventBase(source) : { key }),
     });
   }

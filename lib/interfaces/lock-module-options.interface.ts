@@ -82,14 +82,16 @@ export interface LockModuleOptions extends LockDefaults {
    */
   readonly verifyOnStartup?: boolean;
   /**
-   * Register the global `LockInterceptor` that maps lock errors of HTTP handlers to 409/503/400 and lets
-   * key templates read the request. Turn off to register your own subclass. @default true
+   * Register the global `LockInterceptor` that maps lock errors of every transport (HTTP 409/503/400, GraphQL,
+   * WebSocket, RPC, BullMQ) and lets key templates read the request; `@WithLock` handlers that Nest runs
+   * without global interceptors use it too. Turn off to register your own subclass. @default true
    */
   readonly interceptor?: boolean;
   /**
-   * Name the resolved key (`inventory:42`) in the bodies of lock errors (409, 503, and every transport's
-   * equivalent) instead of its template (`inventory:<productId>`). Off by default: a resolved key may carry
-   * user data (an e-mail, a tenant) that any client could then read.
+   * Name the resolved key (`inventory:42`) instead of its template (`inventory:<productId>`) in the bodies of
+   * lock errors (409, 503, and every transport's equivalent), in error messages and in log lines. Off by
+   * default: a resolved key may carry user data (an e-mail, a tenant) that any client, or any reader of the
+   * logs, could then read. `error.key` holds it either way, for code.
    * @default false
    */
   readonly exposeResolvedKeys?: boolean;

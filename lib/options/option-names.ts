@@ -141,6 +141,7 @@ export const MANAGER_OPTIONS: OptionsKind = {
     closeStore: true,
     drainTimeout: true,
     verifyOnFirstUse: true,
+    exposeResolvedKeys: true,
   } as const satisfies OptionNames<LockManagerOptions>,
 };
 

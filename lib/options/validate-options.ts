@@ -84,13 +84,12 @@ export function validateKey(key: unknown, maxBytes: number): string {
   }
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > maxBytes) {
-    throw new LockKeyError(
-      `Lock key ${quoted(`${Array.from(key).slice(0, 40).join('')}...`)} is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); ` +
-        'use a shorter key or hash the long part.',
-      undefined,
+    const tooLong = `is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); use a shorter key or hash the long part.`;
+    throw new LockKeyError(`A lock key ${tooLong}`, undefined, {
       // the length of a key made from server data would tell something of that data too
-      { clientMessage: `The lock key is over the limit of ${maxBytes} bytes; use shorter values.` },
-    );
+      clientMessage: `The lock key is over the limit of ${maxBytes} bytes; use shorter values.`,
+      keyedMessage: `Lock key ${quoted(`${Array.from(key).slice(0, 40).join('')}...`)} ${tooLong}`,
+    });
   }
   return key;
 }

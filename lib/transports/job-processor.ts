@@ -2,7 +2,7 @@ import { isLockError } from '../errors/lock.error.js';
 import { BULLMQ_PROCESSOR_METADATA } from '../lock.constants.js';
 import { lockErrorPayload } from './lock-error-payload.js';
 import type { LockManager } from '../core/lock-manager.js';
-import { jobErrorsFor } from '../lock-registry.js';
+import { errorMapperFor } from '../lock-registry.js';
 import { jobLockError, type DelayableJob } from './job-error.js';
 
 /** Whether `method` of `instance` is what BullMQ calls for each job: `process` of a `@Processor` class. */
@@ -20,7 +20,7 @@ export function isJobProcessor(instance: unknown, method: string | symbol): bool
 export async function rethrowForJob(service: LockManager, error: unknown, args: readonly unknown[]): Promise<never> {
   if (!isLockError(error)) throw error;
   const [job, token] = args as [DelayableJob | undefined, string | undefined];
-  const mapper = jobErrorsFor(service);
+  const mapper = errorMapperFor(service);
   throw mapper
     ? await mapper.jobError(error, job, token)
     : await jobLockError(error, lockErrorPayload(error), job, token);

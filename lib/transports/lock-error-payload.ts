@@ -77,7 +77,7 @@ export function lockErrorPayload(
         code: 'LOCK_KEY_INVALID',
         // the error's own message may quote the key or a value of the request: only on request
         message: options.exposeResolvedKeys
-          ? error.message
+          ? ((error as LockKeyError).keyedMessage ?? error.message)
           : ((error as LockKeyError).clientMessage ??
             `The request's values make no usable lock key${resource === undefined ? '' : ` for "${resource}"`}; do not retry it as is.`),
         ...named,

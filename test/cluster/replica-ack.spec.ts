@@ -99,7 +99,7 @@ describe('replicaAck on a standalone master with one replica', () => {
 
     expect(error).toBeInstanceOf(LockStoreError);
     expect((error as Error).message).toBe(
-      'Lock store failed to acquire "unacked": only 0 of 1 replicas acknowledged the grant within 200 ms ' +
+      'Lock store failed to acquire: only 0 of 1 replicas acknowledged the grant within 200 ms ' +
         '(option replicaAck); it was released, since a failover now could hand the lock to a second holder',
     );
     expect(elapsed).toBeGreaterThanOrEqual(190);

@@ -17,6 +17,7 @@ import {
   type LockLogger,
   type LockModuleOptions,
 } from '../../lib/index.js';
+import { withKeyTemplate } from '../../lib/errors/lock.error.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { installOpenTelemetrySdk } from '../support/opentelemetry-sdk.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
@@ -47,10 +48,10 @@ class BrokenStore extends MemoryLockStore {
 }
 
 describe('log lines about a key with control characters', () => {
-  it('stay one line each, with the characters escaped: a lost lease, a contention, a store failure', async () => {
+  it('stay one line each, with the characters escaped where they name the key: a lost lease, a contention, a store failure', async () => {
     const logger = recordingLogger();
     const store = new BrokenStore();
-    const locks = new LockManager({ store, logger });
+    const locks = new LockManager({ store, logger, exposeResolvedKeys: true });
     try {
       const lock = await locks.acquire(FORGED, { ttl: 100, label: 'Orders.pay' });
       await expect(locks.acquire(FORGED)).rejects.toThrow();
@@ -95,7 +96,8 @@ describe('spans of a store failure', () => {
   it('carry neither the resolved key nor the Redis key it lives in, without resolvedKeys', async () => {
     const key = 'owner:alice@example.com';
     await admin.hset(resourceKeys(keyPrefix, key).lock, 'field', 'another feature');
-    const locks = new LockManager({ store: new RedisLockStore({ client, keyPrefix }) });
+    // the manager's messages may name keys; the spans still may not
+    const locks = new LockManager({ store: new RedisLockStore({ client, keyPrefix }), exposeResolvedKeys: true });
     const telemetry = await LockTelemetry.attach(locks);
     try {
       const error = await locks.acquire(key, { metricKey: 'owner:<email>' }).catch((caught: unknown) => caught);
@@ -103,7 +105,10 @@ describe('spans of a store failure', () => {
       expect((error as Error).message).toContain('alice@example.com');
 
       const [span] = (await otel.collectSpans()).ended('lock.acquire');
-      expect(span.status.message).toBe('Lock store failed to acquire "owner:<email>": WRONGTYPE');
+      expect(span.status.message).toBe(
+        'Lock store failed to acquire "owner:<email>": WRONGTYPE: its lock key holds another type of value ' +
+          '(a hash, where the store keeps a string); another part of the application uses this name: change keyPrefix or the key',
+      );
       const exported = JSON.stringify([span.status, span.events, span.attributes]);
       expect(exported).not.toContain('alice');
       expect(exported).toContain('WRONGTYPE');
@@ -116,7 +121,7 @@ describe('spans of a store failure', () => {
 });
 
 describe('a WRONGTYPE', () => {
-  it('names exactly the Redis key that holds another type, not the lock or fence keys beside it', async () => {
+  it('names exactly the Redis key that holds another type, not the lock or fence keys beside it, where keys may be named', async () => {
     const admin = new Redis(testRedisUrl());
     const keyPrefix = uniquePrefix();
     const keys = resourceKeys(keyPrefix, 'queue');
@@ -134,12 +139,17 @@ describe('a WRONGTYPE', () => {
       };
       const error = await store.acquire(request).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(LockStoreError);
-      const message = (error as Error).message;
-      expect(message).toContain(
+      const { message, keyedDetail } = error as LockStoreError;
+      expect(message).toBe(
+        'Lock store failed to acquire: WRONGTYPE: the key of its waiting line holds another type of value ' +
+          '(a hash, where the store keeps a list); another part of the application uses this name: change keyPrefix or the key',
+      );
+      expect(keyedDetail).toContain(
         `Redis key "${keys.line}" holds another type of value (a hash, where the store keeps a list)`,
       );
-      expect(message).not.toContain(`"${keys.lock}"`);
-      expect(message).not.toContain(`"${keys.fence}"`);
+      expect(keyedDetail).not.toContain(`"${keys.lock}"`);
+      expect(keyedDetail).not.toContain(`"${keys.fence}"`);
+      expect(withKeyTemplate(error as LockStoreError, 'queue:<n>', true).message).toContain(keyedDetail);
     } finally {
       await store.close();
       await admin.del(keys.lock, keys.line);

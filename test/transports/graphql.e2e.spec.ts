@@ -49,7 +49,10 @@ class GraphQLServer {
   }
 
   /** How often each locked resolver ran, and what the server logged at ERROR. */
-  async report(): Promise<{ runs: { purchase: number; stock: number; checkout: number }; errors: LogEntry[] }> {
+  async report(): Promise<{
+    runs: { purchase: number; stock: number; checkout: number; balance: number };
+    errors: LogEntry[];
+  }> {
     const before = this.mark();
     this.child.send('report');
     await this.child.waitFor('report ', 20_000, before);
@@ -140,6 +143,53 @@ describe.each(['apollo', 'mercurius'])('@WithLock on GraphQL resolvers (%s)', (k
     expect(errors).toEqual([]);
   });
 });
+
+describe.each(['apollo', 'mercurius'])(
+  'a @ResolveField under @WithLock, which Nest runs without global interceptors by default (%s)',
+  (kind) => {
+    let graphql: GraphQLServer;
+
+    beforeAll(async () => {
+      graphql = await GraphQLServer.start(kind, testRedisUrl());
+    }, 60_000);
+
+    afterAll(async () => {
+      await graphql.close();
+    });
+
+    it('answers a field whose key is held with a LOCKED error on that field, naming the template only, and logs no error', async () => {
+      const query = '{ account(id: "acct-7731") { id balance } }';
+      const mark = graphql.mark();
+      const first = graphql.request(query);
+      await graphql.inside(mark);
+
+      const second = await graphql.request(query);
+      graphql.open();
+
+      const body = second.body as { data: unknown; errors: unknown[] };
+      expect(second.status).toBe(200);
+      expect(body.data).toEqual({ account: { id: 'acct-7731', balance: null } });
+      expect(body.errors).toEqual([
+        {
+          message: 'Resource "balance:<account.id>" is locked by another operation; retry later.',
+          locations: [{ line: 1, column: 33 }],
+          path: ['account', 'balance'],
+          // with Apollo's includeStacktraceInErrorResponses, the frames of graphql-js that placed it on its field
+          extensions: expect.objectContaining({
+            code: 'LOCKED',
+            resource: 'balance:<account.id>',
+            retryAfter: expect.any(Number),
+          }),
+        },
+      ]);
+      expect(JSON.stringify(body.errors)).not.toContain('acct-7731');
+      expect(await first).toEqual({ status: 200, body: { data: { account: { id: 'acct-7731', balance: 9 } } } });
+      const { runs, errors } = await graphql.report();
+      expect(runs.balance).toBe(1);
+      expect(errors).toEqual([]);
+    });
+  },
+);
 
 describe.each(['apollo', 'mercurius'])('a GraphQL resolver keyed by <user.id> (%s)', (kind) => {
   let graphql: GraphQLServer;

@@ -227,10 +227,16 @@ export class RedisPermitStore implements PermitStore {
 
   private storeError(operation: string, key: string, keys: PermitKeys, error: unknown): LockStoreError {
     if (isWrongType(error)) {
-      const detail =
-        `one of the Redis keys ${[keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ')} ` +
+      const why =
         "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key";
-      return redisStoreError(operation, key, error, detail);
+      const names = [keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ');
+      return redisStoreError(
+        operation,
+        key,
+        error,
+        `WRONGTYPE: one of the Redis keys of its permits, holder records, line and fence ${why}`,
+        `one of the Redis keys ${names} ${why}`,
+      );
     }
     const unreachable = unreachableServer(this.client, error);
     return redisStoreError(operation, key, unreachable?.cause ?? error, unreachable?.detail);

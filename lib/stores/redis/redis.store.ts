@@ -429,7 +429,8 @@ export class RedisLockStore implements LockStore, PermitCapable {
    */
   private async failure(operation: string, key: string, keys: ResourceKeys, error: unknown): Promise<LockStoreError> {
     if (isWrongType(error)) {
-      return redisStoreError(operation, key, error, await describeWrongType(this.client, operation, keys));
+      const wrongType = await describeWrongType(this.client, operation, keys);
+      return redisStoreError(operation, key, error, wrongType?.detail, wrongType?.keyedDetail);
     }
     const unreachable = unreachableServer(this.client, error);
     return redisStoreError(operation, key, unreachable?.cause ?? error, unreachable?.detail);

@@ -3,15 +3,17 @@ import { LockStoreError } from '../../errors/lock-store.error.js';
 /**
  * The `LockStoreError` of a Redis-family store: `operation` on `key` failed with the client's `cause`, which
  * keeps only the name of the failed command (see withoutArguments).
- * @param detail why, in words, when the cause alone does not say it
+ * @param detail why, in words, when the cause alone does not say it, naming no Redis key of the resource
+ * @param keyedDetail why, naming the Redis keys of the resource (see `LockStoreError`)
  */
 export function redisStoreError(
   operation: string,
   key: string | undefined,
   cause: unknown,
   detail?: string,
+  keyedDetail?: string,
 ): LockStoreError {
-  return new LockStoreError(operation, key, withoutArguments(cause), detail);
+  return new LockStoreError(operation, key, withoutArguments(cause), detail, keyedDetail);
 }
 
 /** An error's message, or what was thrown as text. */

@@ -21,16 +21,31 @@ const KEYS_TOUCHED: Readonly<Record<string, ReadonlyArray<keyof typeof KEY_TYPES
   inspect: ['lock', 'fence'],
 };
 
+/** Which key of a resource is which, in a message that may not name the key itself. */
+const KEY_ROLES: Readonly<Record<keyof typeof KEY_TYPES, string>> = {
+  lock: 'its lock key',
+  fence: 'its fence counter',
+  line: 'the key of its waiting line',
+  offers: 'the key of its offers',
+};
+
+/** Why a WRONGTYPE happened: by the role of each key, and naming the keys (which carry the resolved key). */
+export interface WrongTypeDetails {
+  readonly detail: string;
+  readonly keyedDetail: string;
+}
+
 /**
  * Which key of the resource holds another type of value than the one the store keeps there, asked with
- * `TYPE` (Redis does not say which key a WRONGTYPE is about), for a message that names exactly that key.
+ * `TYPE` (Redis does not say which key a WRONGTYPE is about), for a message that names exactly that key
+ * (`keyedDetail`), or its role where the resolved key may not be shown (`detail`).
  * @param operation the one that met the WRONGTYPE, as its LockStoreError names it
  */
 export async function describeWrongType(
   client: Redis | Cluster,
   operation: string,
   keys: ResourceKeys,
-): Promise<string> {
+): Promise<WrongTypeDetails> {
   const touched = KEYS_TOUCHED[operation] ?? (Object.keys(KEY_TYPES) as Array<keyof typeof KEY_TYPES>);
   const advice = 'another part of the application uses this name: change keyPrefix or the key';
   try {
@@ -38,17 +53,26 @@ export async function describeWrongType(
     for (const field of touched) pipeline.type(keys[field]);
     const types = ((await pipeline.exec()) ?? []).map(([failure, type]) => (failure ? undefined : type));
     const wrong = touched
-      .map((field, index) => ({ name: keys[field], type: types[index], expected: KEY_TYPES[field] }))
+      .map((field, index) => ({ field, type: types[index], expected: KEY_TYPES[field] }))
       .filter(({ type, expected }) => type !== undefined && type !== 'none' && type !== expected);
     if (wrong.length > 0) {
-      const described = wrong.map(
-        ({ name, type, expected }) =>
-          `Redis key ${quoted(name)} holds another type of value (a ${type}, where the store keeps a ${expected})`,
-      );
-      return `${described.join('; ')}; ${advice}`;
+      const described = (name: (field: keyof typeof KEY_TYPES) => string): string =>
+        wrong
+          .map(
+            ({ field, type, expected }) =>
+              `${name(field)} holds another type of value (a ${type}, where the store keeps a ${expected})`,
+          )
+          .join('; ');
+      return {
+        detail: `WRONGTYPE: ${described((field) => KEY_ROLES[field])}; ${advice}`,
+        keyedDetail: `${described((field) => `Redis key ${quoted(keys[field])}`)}; ${advice}`,
+      };
     }
   } catch {
     // the probe failed too: fall back to naming every key the operation touched
   }
-  return `one of the Redis keys ${touched.map((field) => quoted(keys[field])).join(', ')} holds another type of value than a lock's; ${advice}`;
+  return {
+    detail: `WRONGTYPE: one of ${touched.map((field) => KEY_ROLES[field]).join(', ')} holds another type of value than a lock's; ${advice}`,
+    keyedDetail: `one of the Redis keys ${touched.map((field) => quoted(keys[field])).join(', ')} holds another type of value than a lock's; ${advice}`,
+  };
 }
