@@ -30,7 +30,7 @@ import {
   resolveSettings,
   type LockSettings,
 } from '../options/lock-settings.js';
-import { toMilliseconds, type Duration } from '../utils/duration.js';
+import { MAX_DURATION, toMilliseconds, type Duration } from '../utils/duration.js';
 import { toLockInfo } from './lock-holder.js';
 import { CALL_OPTIONS, checkOptionNames, MANAGER_OPTIONS, TRY_OPTIONS } from '../options/option-names.js';
 import {
@@ -264,9 +264,22 @@ export class LockManager {
     try {
       return await runWithLocks(this, locks, () => fn(locks));
     } finally {
-      const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
-      await this.releaseAll(taken, keepFor >= 1 ? Math.ceil(keepFor) : undefined);
+      await this.releaseAll(taken, this.keepFor(scope, started));
     }
+  }
+
+  /**
+   * How long a scope's leases stay after it (`undefined`: released at once): until its `keepUntil`, shortened
+   * to what the store surely ends by then, or `holdAtLeast` after it started (`started`, `performance.now()`).
+   */
+  private keepFor(scope: LockedScopeOptions<unknown>, started: number): number | undefined {
+    if (scope.keepUntil) {
+      const until = Math.min(Math.floor(scope.keepUntil() - Date.now()), MAX_DURATION);
+      const kept = until >= 1 ? (this.store.keepWithin?.(until) ?? until) : 0;
+      return kept >= 1 ? kept : undefined;
+    }
+    const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
+    return keepFor >= 1 ? Math.ceil(keepFor) : undefined;
   }
 
   /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */
