@@ -95,11 +95,18 @@ export interface LockReleasedEvent extends LockEventBase {
   readonly lock: Lock;
   /** How long the lease was held, in ms, until the store answered the release. */
   readonly holdTime: number;
-  /** With `holdAtLeast`: the lease was kept this many more ms instead of being deleted. */
+  /**
+   * With `holdAtLeast`, or for a scheduled run's claim on its tick: the lease was kept this many more ms instead
+   * of being deleted.
+   */
   readonly keptFor?: number;
 }
 
-/** A call whose lock was busy was skipped by its contention policy (`@WithLock` with `onContention: 'skip'`). */
+/**
+ * A call whose lock was busy was skipped by its contention policy (`@WithLock` with `onContention: 'skip'`, the
+ * default of a scheduled method), or a scheduled call whose tick another instance had claimed (then `error.key`
+ * is the claim's key, `tick:<Class.method>:<keys>`).
+ */
 export interface LockSkippedEvent extends LockEventBase {
   readonly label: string;
   readonly error: LockNotAcquiredError;
