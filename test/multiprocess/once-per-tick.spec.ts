@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { tickTolerance } from '../../lib/schedule/tick-schedule.js';
 import { startChild, type ChildHandle } from '../support/child-process.js';
+import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 const app = fileURLToPath(new URL('./tick-app.ts', import.meta.url));
@@ -28,15 +29,26 @@ interface Run {
 interface Runs {
   readonly cron: Run[];
   readonly interval: Run[];
-  /** The first whole second after every instance was up. */
+  /** The first tick after every instance was up, in seconds since the epoch. */
   readonly first: number;
 }
 
+/** Where the instances lock, and what they run. */
+interface Setup {
+  /** Lock in etcd instead of Redis. */
+  readonly etcdHosts?: readonly string[];
+  /** The jobs' period, in seconds. @default 1 */
+  readonly every?: number;
+  /** @default 'cron,interval' */
+  readonly jobs?: string;
+}
+
 /**
- * Starts the instances on one Redis, lets them run until `seconds` whole seconds after all of them are up have
- * passed (and one more, for the runs of the last to land), stops them, and returns the runs of each job.
+ * Starts the instances, lets them run `ticks` ticks of their schedule after all of them are up (and one second
+ * more, for the runs of the last to land), stops them, and returns the runs of each job.
  */
-async function runInstances(seconds: number): Promise<Runs> {
+async function runInstances(ticks: number, setup: Setup = {}): Promise<Runs> {
+  const every = setup.every ?? 1;
   const prefix = uniquePrefix();
   const runsKey = `${prefix}runs`;
   const admin = new Redis(testRedisUrl());
@@ -53,12 +65,15 @@ async function runInstances(seconds: number): Promise<Runs> {
           BUSY_MS: String(instance.busyMs ?? 0),
           // their intervals start at different moments of the second
           START_AFTER_MS: String(index * 230),
+          EVERY: String(every),
+          ...(setup.jobs ? { JOBS: setup.jobs } : {}),
+          ...(setup.etcdHosts ? { ETCD_HOSTS: setup.etcdHosts.join(',') } : {}),
         }),
       );
     });
     await Promise.all(children.map((child) => child.waitFor('ready', 40_000)));
-    const first = Math.floor(Date.now() / 1000) + 1;
-    while (Date.now() < (first + seconds + 1) * 1000) await new Promise((resolve) => setTimeout(resolve, 100));
+    const first = (Math.floor(Date.now() / 1000 / every) + 1) * every;
+    while (Date.now() < (first + ticks * every + 1) * 1000) await new Promise((resolve) => setTimeout(resolve, 100));
     const runsOf = async (job: string): Promise<Run[]> =>
       (await admin.lrange(`${runsKey}:${job}`, 0, -1)).map((entry) => {
         const [startedAt, firedAt] = entry.split(':').map(Number);
@@ -71,15 +86,27 @@ async function runInstances(seconds: number): Promise<Runs> {
   }
 }
 
-/** How many of `runs` each of `seconds` seconds from `first` has, each run counted in the second `secondOf` gives. */
-function perSecond(runs: readonly Run[], first: number, seconds: number, secondOf: (run: Run) => number): number[] {
+/**
+ * How many of `runs` each of `ticks` ticks `every` seconds apart from `first` has, each run counted in the tick
+ * `tickOf` gives it.
+ */
+function perTick(
+  runs: readonly Run[],
+  first: number,
+  ticks: number,
+  tickOf: (run: Run) => number,
+  every = 1,
+): number[] {
   const counts = new Map<number, number>();
-  for (const run of runs) counts.set(secondOf(run), (counts.get(secondOf(run)) ?? 0) + 1);
-  return Array.from({ length: seconds }, (_, i) => counts.get(first + i) ?? 0);
+  for (const run of runs) counts.set(tickOf(run), (counts.get(tickOf(run)) ?? 0) + 1);
+  return Array.from({ length: ticks }, (_, i) => counts.get(first + i * every) ?? 0);
 }
 
-// a cron run belongs to the second its timer fired in (every instance fires in it, some late)
-const cronTick = (run: Run): number => Math.floor(run.firedAt / 1000);
+/** A cron run belongs to the tick its timer fired for (every instance fires within it, some late). */
+const cronTick =
+  (every = 1) =>
+  (run: Run): number =>
+    Math.floor(run.firedAt / 1000 / every) * every;
 // an interval run belongs to the window of a whole second it started in, which begins `tolerance` ms early
 const intervalWindow = (run: Run): number => Math.floor((run.startedAt + tickTolerance(1000)) / 1000);
 
@@ -89,10 +116,26 @@ describe('@Cron and @Interval jobs guarded by @WithLock without holdAtLeast, on 
     async () => {
       const { cron, interval, first } = await runInstances(10);
       expect({
-        cron: perSecond(cron, first, 10, cronTick),
-        interval: perSecond(interval, first, 10, intervalWindow),
+        cron: perTick(cron, first, 10, cronTick()),
+        interval: perTick(interval, first, 10, intervalWindow),
       }).toEqual({ cron: Array(10).fill(1), interval: Array(10).fill(1) });
     },
     90_000,
   );
+});
+
+describe('a @Cron job guarded by @WithLock without holdAtLeast, on four instances of a 3-member etcd cluster', () => {
+  let cluster: EtcdClusterHandle;
+
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(3);
+  }, 60_000);
+
+  afterAll(() => cluster.stop());
+
+  // etcd keeps a claim in whole seconds that surely end before the next tick: 2 s of a 4 s period
+  it('runs each 4 s tick once over 5 ticks, however late the instances fire', async () => {
+    const { cron, first } = await runInstances(5, { etcdHosts: cluster.hosts, every: 4, jobs: 'cron' });
+    expect(perTick(cron, first, 5, cronTick(4), 4)).toEqual(Array(5).fill(1));
+  }, 90_000);
 });

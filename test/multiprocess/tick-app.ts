@@ -1,6 +1,8 @@
-// One instance of an app with two jobs that run every second, one on @Cron and one on @Interval, each guarded
-// by @WithLock with no holdAtLeast, for the once-per-tick tests. Its timers can fire late: DELAY_MS before the
-// locked call (a slow decorator in front of it), or BUSY_MS of a blocked event loop just before each second.
+// One instance of an app with two jobs that run every EVERY seconds (default 1), one on @Cron and one on
+// @Interval (JOBS picks them: 'cron', 'interval', or both by default), each guarded by @WithLock with no
+// holdAtLeast, for the once-per-tick tests; its locks live in Redis, or in etcd when ETCD_HOSTS is set. Its
+// timers can fire late: DELAY_MS before the locked call (a slow decorator in front of it), or BUSY_MS of a
+// blocked event loop just before each second.
 import 'reflect-metadata';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -8,7 +10,15 @@ import { Cron, Interval, ScheduleModule } from '@nestjs/schedule';
 import { Redis } from 'ioredis';
 import { LockModule, WithLock } from '../../lib/index.js';
 
-const { REDIS_URL, KEY_PREFIX, RUNS_KEY, INSTANCE } = process.env as Record<string, string>;
+const {
+  REDIS_URL,
+  KEY_PREFIX,
+  RUNS_KEY,
+  INSTANCE,
+  ETCD_HOSTS,
+  JOBS = 'cron,interval',
+} = process.env as Record<string, string>;
+const EVERY = Number(process.env.EVERY ?? 1);
 const DELAY_MS = Number(process.env.DELAY_MS ?? 0);
 const BUSY_MS = Number(process.env.BUSY_MS ?? 0);
 const START_AFTER_MS = Number(process.env.START_AFTER_MS ?? 0);
@@ -53,7 +63,7 @@ class CronReport extends Report {
     super(data, 'cron');
   }
 
-  @Cron('* * * * * *')
+  @Cron(`*/${EVERY} * * * * *`)
   @DelayedBy(DELAY_MS)
   @WithLock('report:cron', { onContention: 'skip' })
   run(): Promise<void> {
@@ -67,7 +77,7 @@ class IntervalReport extends Report {
     super(data, 'interval');
   }
 
-  @Interval(1000)
+  @Interval(EVERY * 1000)
   @DelayedBy(DELAY_MS)
   @WithLock('report:interval', { onContention: 'skip' })
   run(): Promise<void> {
@@ -94,8 +104,19 @@ function blockBeforeEachSecond(ms: number): void {
 const data = new Redis(REDIS_URL);
 
 @Module({
-  imports: [ScheduleModule.forRoot(), LockModule.forRoot({ redis: REDIS_URL, keyPrefix: KEY_PREFIX })],
-  providers: [{ provide: DATA, useValue: data }, CronReport, IntervalReport],
+  imports: [
+    ScheduleModule.forRoot(),
+    LockModule.forRoot(
+      ETCD_HOSTS
+        ? { etcd: { hosts: ETCD_HOSTS.split(',') }, keyPrefix: KEY_PREFIX }
+        : { redis: REDIS_URL, keyPrefix: KEY_PREFIX },
+    ),
+  ],
+  providers: [
+    { provide: DATA, useValue: data },
+    ...(JOBS.includes('cron') ? [CronReport] : []),
+    ...(JOBS.includes('interval') ? [IntervalReport] : []),
+  ],
 })
 class TickAppModule {}
 
