@@ -28,3 +28,9 @@ export const NEST_GRAPHQL_FIELD_METADATA = 'graphql:resolve_property';
 export const NEST_PATTERN_METADATA = 'microservices:pattern';
 /** `@nestjs/websockets`' mark of a `@SubscribeMessage` method. */
 export const NEST_MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';
+
+/** `@nestjs/schedule`'s metadata keys of a scheduled method (stable across its releases for Nest 11 and 12). */
+export const SCHEDULER_TYPE_METADATA = 'SCHEDULER_TYPE';
+export const SCHEDULER_NAME_METADATA = 'SCHEDULER_NAME';
+export const SCHEDULE_CRON_OPTIONS_METADATA = 'SCHEDULE_CRON_OPTIONS';
+export const SCHEDULE_INTERVAL_OPTIONS_METADATA = 'SCHEDULE_INTERVAL_OPTIONS';

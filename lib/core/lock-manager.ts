@@ -36,7 +36,7 @@ import {
   resolveSettings,
   type LockSettings,
 } from '../options/lock-settings.js';
-import { toMilliseconds, type Duration } from '../utils/duration.js';
+import { MAX_DURATION, toMilliseconds, type Duration } from '../utils/duration.js';
 import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
 import {
@@ -324,13 +324,26 @@ export class LockManager {
     try {
       result = await runWithLocks(this, locks, () => fn(locks));
     } finally {
-      const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
-      await this.releaseAll(taken, keepFor >= 1 ? Math.ceil(keepFor) : undefined);
+      await this.releaseAll(taken, this.keepFor(scope, started));
     }
     // after the release, which finds a loss no renewal had seen yet (the store no longer had the lease)
     const lost = settings.onLost === 'throw' ? locks.find((lock) => lock.loss)?.loss : undefined;
     if (lost) throw lost;
     return result;
+  }
+
+  /**
+   * How long a scope's leases stay after it (`undefined`: released at once): until its `keepUntil`, shortened
+   * to what the store surely ends by then, or `holdAtLeast` after it started (`started`, `performance.now()`).
+   */
+  private keepFor(scope: LockedScopeOptions<unknown>, started: number): number | undefined {
+    if (scope.keepUntil) {
+      const until = Math.min(Math.floor(scope.keepUntil() - Date.now()), MAX_DURATION);
+      const kept = until >= 1 ? (this.store.keepWithin?.(until) ?? until) : 0;
+      return kept >= 1 ? kept : undefined;
+    }
+    const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
+    return keepFor >= 1 ? Math.ceil(keepFor) : undefined;
   }
 
   /** Reports a call skipped because its lock was busy (a `skipped` event, logged at debug). @internal */

@@ -12,6 +12,11 @@ import type { Lock } from './lock.js';
 export interface LockedScopeOptions<C> {
   /** Keep the leases until at least this many ms after the scope started. */
   readonly holdAtLeast?: number;
+  /**
+   * Asked as the scope ends: keep the leases until then (ms since the epoch), and not past it (a scheduled
+   * run's claim on its tick); a time already past releases them. Takes the place of `holdAtLeast`.
+   */
+  readonly keepUntil?: () => number;
   /** Called instead of throwing when a key stays held past the wait; its result is the scope's. */
   readonly onContention?: (error: LockNotAcquiredError) => C;
   /** The key template each key is reported under, when the keys of one scope have different ones. */

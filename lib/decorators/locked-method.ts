@@ -12,6 +12,11 @@ import { httpHandlerSources } from '../keys/http-handler-sources.js';
 import { transportHandlerSources } from '../keys/transport-handler-sources.js';
 import { KeyTemplate } from '../keys/key-template.js';
 import { MAX_LABEL_LENGTH, type LockSettings } from '../options/lock-settings.js';
+import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
+import { scheduleOf } from '../schedule/method-schedule.js';
+import { ScheduledRuns } from '../schedule/scheduled-runs.js';
+import type { SchedulerJobs } from '../schedule/scheduler-jobs.js';
+import { runOncePerTick, tickClaimKey } from '../schedule/tick-claim.js';
 
 /**
  * The key(s) of a `@WithLock` method: a template, an array of templates, or a function that receives
@@ -32,18 +37,17 @@ export interface LockedMethodDefinition {
   readonly methodName: string | symbol;
   readonly key: LockKeySpec;
   readonly options: LockSectionOptions;
-  readonly onContention: 'throw' | 'skip';
-  /** Minimum hold in ms after the call started (0: release at once). */
-  readonly holdAtLeast: number;
+  /** What a call does on contention; when not given, a scheduled method skips and any other throws. */
+  readonly onContention?: 'throw' | 'skip';
+  /**
+   * Minimum hold in ms after the call started (0: release at once); when not given, a scheduled method's run
+   * claims its tick instead.
+   */
+  readonly holdAtLeast?: number;
   readonly parameterNames: readonly (string | undefined)[];
   readonly arity: number;
 }
 
-/**
- * A method guarded by `@WithLock`: resolves its keys per call, runs it in a locked scope of the
- * application's LockService, and applies the contention policy. Stored as the wrapper's metadata so the
- * module can check it at bootstrap.
- */
 /** One call of a `@WithLock` method, as the wrapper sees it. */
 export interface LockedCall<T> {
   /** The `this` of the call. */
@@ -55,10 +59,22 @@ export interface LockedCall<T> {
   readonly handler: object;
 }
 
+/** What a method is bound to on one class: its key resolvers, and its schedule when it has one. */
+interface MethodBinding {
+  readonly resolvers: readonly KeyResolver[];
+  readonly runs?: ScheduledRuns;
+}
+
+/**
+ * A method guarded by `@WithLock`: resolves its keys per call, runs it in a locked scope of the
+ * application's LockService, and applies the contention policy; a scheduled method's run claims its tick (see `runOncePerTick`). Stored as the wrapper's metadata so the
+ * module can check it at bootstrap.
+ */
 export class LockedMethod {
   private readonly templates?: readonly KeyTemplate[];
   private readonly settingsByService = new WeakMap<LockManager, LockSettings>();
-  private readonly resolversByOwner = new WeakMap<object, readonly KeyResolver[]>();
+  private readonly claimSettingsByService = new WeakMap<LockManager, LockSettings>();
+  private readonly bindings = new WeakMap<object, MethodBinding>();
 
   constructor(readonly definition: LockedMethodDefinition) {
     const { key } = definition;
@@ -74,20 +90,24 @@ export class LockedMethod {
 
   /**
    * Binds the key templates to the method as it runs on `owner` (its class, or a subclass with routes of
-   * its own), and checks that every placeholder has exactly one source. The module does this at bootstrap
-   * for every provider and controller; a class it never saw is bound at its first call.
-   * @param handler the method as Nest sees it, carrying its route metadata
+   * its own), and checks that every placeholder has exactly one source; reads the method's schedule
+   * (`@Cron`, `@Interval`, `@Timeout`), if any. The module does this at bootstrap for every provider and
+   * controller; a class it never saw is bound at its first call.
+   * @param handler the method as Nest sees it, carrying its route and schedule metadata
    * @param modulePath the `RouterModule` path of the controller's module, if any
+   * @param jobs the application's scheduler, where a `@Cron` method's times are computed
    * @throws LockConfigurationError naming the class, the method and the placeholder
    */
-  prepare(owner: object, handler: object, modulePath?: string): void {
-    if (!this.templates || this.resolversByOwner.has(owner)) return;
+  prepare(owner: object, handler: object, modulePath?: string, jobs?: SchedulerJobs): void {
+    if (this.bindings.has(owner)) return;
     const { methodName } = this.definition;
-    const sources = httpHandlerSources(owner, methodName, handler, modulePath) ?? transportHandlerSources(handler);
-    this.resolversByOwner.set(
-      owner,
-      this.templates.map((template) => new KeyResolver(template, this.definition, sources)),
-    );
+    const schedule = scheduleOf(handler);
+    let resolvers: readonly KeyResolver[] = [];
+    if (this.templates) {
+      const sources = httpHandlerSources(owner, methodName, handler, modulePath) ?? transportHandlerSources(handler);
+      resolvers = this.templates.map((template) => new KeyResolver(template, this.definition, sources));
+    }
+    this.bindings.set(owner, { resolvers, ...(schedule ? { runs: new ScheduledRuns(schedule, jobs) } : {}) });
   }
 
   /**
@@ -110,20 +130,32 @@ export class LockedMethod {
    */
   async invoke<T>(service: LockManager, call: LockedCall<T>): Promise<T | undefined> {
     const { instance, args, handler, run } = call;
-    const keys = this.keysFor(instance, args, handler);
+    const binding = this.bindingFor(instance, handler);
+    const keys = this.keysFor(instance, args, binding);
     const settings = this.settingsFor(service);
     const keyTemplateOf = settings.metricKey === undefined ? this.keyTemplates(keys) : undefined;
-    return service.runLocked(keys, settings, run, {
-      holdAtLeast: this.definition.holdAtLeast,
-      keyTemplateOf,
-      onContention:
-        this.definition.onContention === 'skip'
-          ? (error) => {
-              service.reportSkip(this.definition.label, error, keyTemplateOf?.(error.key) ?? settings.metricKey);
-              return undefined;
-            }
-          : undefined,
-    });
+    const { label, holdAtLeast } = this.definition;
+    const skip = (error: LockNotAcquiredError): undefined => {
+      service.reportSkip(label, error, keyTemplateOf?.(error.key) ?? settings.metricKey);
+      return undefined;
+    };
+    // a scheduled method is called by its scheduler, who has nobody to give a conflict to
+    const onContention = this.definition.onContention ?? (binding.runs ? 'skip' : 'throw');
+    const scope = { keyTemplateOf, onContention: onContention === 'skip' ? skip : undefined };
+    const ticks = holdAtLeast === undefined ? binding.runs?.tickSchedule() : undefined;
+    if (!ticks) return service.runLocked(keys, settings, run, { ...scope, holdAtLeast });
+    const claim = { key: tickClaimKey(label, keys), settings: this.claimSettingsFor(service, settings), ticks };
+    return runOncePerTick(service, { ...claim, onClaimed: skip }, (started) =>
+      service.runLocked(
+        keys,
+        settings,
+        () => {
+          started();
+          return run();
+        },
+        scope,
+      ),
+    );
   }
 
   /**
@@ -136,13 +168,18 @@ export class LockedMethod {
     return (key) => templates[keys.indexOf(key)]?.template;
   }
 
-  private keysFor(instance: unknown, args: unknown[], handler: object): string[] {
+  /** The binding of the method on the class of `instance`, made now if the module did not make it at bootstrap. */
+  private bindingFor(instance: unknown, handler: object): MethodBinding {
+    const owner = classOf(instance) ?? this.definition.declaringClass;
+    this.prepare(owner, handler);
+    return this.bindings.get(owner) as MethodBinding;
+  }
+
+  private keysFor(instance: unknown, args: unknown[], binding: MethodBinding): string[] {
     const { key } = this.definition;
     if (this.templates) {
-      const owner = classOf(instance) ?? this.definition.declaringClass;
-      this.prepare(owner, handler);
       const frame = requestFor(this);
-      return (this.resolversByOwner.get(owner) ?? []).map((resolver) => resolver.resolve(args, frame));
+      return binding.resolvers.map((resolver) => resolver.resolve(args, frame));
     }
     const produced = (key as (...a: unknown[]) => unknown).apply(instance, args);
     const keys = typeof produced === 'string' ? [produced] : produced;
@@ -172,6 +209,22 @@ export class LockedMethod {
       this.settingsByService.set(service, settings);
     }
     return settings;
+  }
+
+  /**
+   * The settings of the method's tick claims: a plain lease (never a permit) with the method's ttl and label,
+   * taken without waiting (a claimed tick is skipped), never fenced, and counted in metrics apart from the
+   * method's keys (`tick:<template>`).
+   */
+  private claimSettingsFor(service: LockManager, settings: LockSettings): LockSettings {
+    let claim = this.claimSettingsByService.get(service);
+    if (!claim) {
+      const { shape: _permitsOfTheKeys, ...lease } = settings;
+      const metricKey = `tick:${settings.metricKey ?? this.definition.label}`.slice(0, MAX_LABEL_LENGTH);
+      claim = { ...lease, wait: 0, fencing: false, metricKey };
+      this.claimSettingsByService.set(service, claim);
+    }
+    return claim;
   }
 }
 

@@ -18,12 +18,15 @@ import type { UnservedTransport } from '../lock-registry.js';
 export interface WithLockOptions extends LockSectionOptions {
   /**
    * What a call does when the lock stays held past `wait`: `'throw'` a `LockNotAcquiredError` (409 on
-   * HTTP), or `'skip'` the call and resolve `undefined` (for scheduled jobs). @default 'throw'
+   * HTTP), or `'skip'` the call and resolve `undefined` (logged at debug).
+   * @default 'skip' on a `@Cron` or `@Interval` method, else 'throw'
    */
   readonly onContention?: 'throw' | 'skip';
   /**
-   * Keep the lease at least this long after the call started, even if it finished sooner (token-checked
-   * expiry instead of delete), so instances whose clocks differ a little do not each run a job.
+   * Keep the lease at least this long after the call started, even if it finished sooner (a token-checked
+   * expiry instead of a delete); `0` releases it at once. A `@Cron` or `@Interval` method needs none: without
+   * it, each of its runs claims its scheduled tick (see the README's cron recipe), so that one instance runs
+   * each tick however short the job and however far apart the instances' timers fire.
    */
   readonly holdAtLeast?: Duration;
 }
@@ -32,7 +35,8 @@ export interface WithLockOptions extends LockSectionOptions {
  * Runs the method under a distributed lock: acquires the key(s), renews the lease while the method runs,
  * and releases it after, whatever the method does. Works on controller handlers (a conflict becomes
  * `409 Conflict`), `@Cron`/`@Interval` jobs, microservice handlers and plain provider methods, in any
- * order with other decorators. The decorated method always returns a Promise.
+ * order with other decorators. The decorated method always returns a Promise. On a `@Cron` or `@Interval`
+ * method, one instance runs each scheduled tick: the others skip it (see `holdAtLeast`).
  *
  * Each placeholder of a template has one source, so a request cannot choose the key: `<name>` (or
  * `<name.path>`) is the method's argument of that parameter as the method receives it, after pipes, else
@@ -76,8 +80,8 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
       throw new LockConfigurationError(`@WithLock(${label})`, options, 'expected an options object');
     }
     checkOptionNames(options, WITH_LOCK_OPTIONS, `@WithLock(${label})`);
-    const { onContention = 'throw', holdAtLeast, ...lockOptions } = options;
-    if (onContention !== 'throw' && onContention !== 'skip') {
+    const { onContention, holdAtLeast, ...lockOptions } = options;
+    if (onContention !== undefined && onContention !== 'throw' && onContention !== 'skip') {
       throw new LockConfigurationError(`@WithLock(${label}).onContention`, onContention, "expected 'throw' or 'skip'");
     }
     // validate now, so a bad option fails when the class loads; module defaults are merged at first call
@@ -88,8 +92,10 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
       methodName: propertyKey,
       key,
       options: lockOptions,
-      onContention,
-      holdAtLeast: holdAtLeast === undefined ? 0 : toMilliseconds(holdAtLeast, `@WithLock(${label}).holdAtLeast`),
+      ...(onContention === undefined ? {} : { onContention }),
+      ...(holdAtLeast === undefined
+        ? {}
+        : { holdAtLeast: toMilliseconds(holdAtLeast, `@WithLock(${label}).holdAtLeast`, { zero: 'allowed' }) }),
       parameterNames: parameterNames(original as () => unknown),
       arity: (original as () => unknown).length,
     });

@@ -101,7 +101,10 @@ export interface LockReleasedEvent extends LockEventBase {
   readonly lock: Lock;
   /** How long the lease was held, in ms, until the store answered the release. */
   readonly holdTime: number;
-  /** With `holdAtLeast`: the lease was kept this many more ms instead of being deleted. */
+  /**
+   * With `holdAtLeast`, or for a scheduled run's claim on its tick: the lease was kept this many more ms instead
+   * of being deleted.
+   */
   readonly keptFor?: number;
   /** For a lease that outlived the shutdown's drain: how long after the drain's end it was released, in ms. */
   readonly pastDrain?: number;
@@ -121,7 +124,11 @@ export interface LockOutlivedDrainEvent extends LockEventBase {
   readonly drainTimeout: number;
 }
 
-/** A call whose lock was busy was skipped by its contention policy (`@WithLock` with `onContention: 'skip'`). */
+/**
+ * A call whose lock was busy was skipped by its contention policy (`@WithLock` with `onContention: 'skip'`, the
+ * default of a scheduled method), or a scheduled call whose tick another instance had claimed (then `error.key`
+ * is the claim's key, `tick:<Class.method>:<keys>`).
+ */
 export interface LockSkippedEvent extends LockEventBase {
   readonly label: string;
   readonly error: LockNotAcquiredError;

@@ -171,6 +171,13 @@ export interface LockStore {
    * startup, a call's or a decorator's options when they are first used.
    */
   readonly minTtl?: number;
+  /**
+   * Optional: the longest keep, at most `ms`, that this store surely ends within `ms` (etcd counts leases in
+   * whole seconds, grants none under its least lease, and drops one that ran out up to a second late); `0` when none is
+   * that short. A scheduled run's claim on its tick asks it, so that a kept lease never outlasts its window and
+   * refuses the next tick. Without it, a lease kept for `ms` (`extend`) ends after `ms`.
+   */
+  keepWithin?(ms: number): number;
   /** Frees what the store owns (connections it opened, timers); never a client the user passed in. */
   close(): Promise<void>;
 }

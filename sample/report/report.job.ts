@@ -7,11 +7,9 @@ import { currentTick, REPORT_RUNS } from './report-runs.js';
 
 /**
  * A scheduled report that every instance schedules and exactly one runs per tick. The first instance to
- * fire takes `report`; the others find it held and skip that tick (`onContention: 'skip'`, logged at debug,
- * never an error). The run takes a millisecond, so an instance whose clock or timer is a little late could
- * fire after it has released and run the tick again: `holdAtLeast` keeps the lease for 500 ms from the
- * start (a token-checked expiry, not a delete), longer than instances drift apart and shorter than the
- * schedule's period.
+ * fire claims the tick and runs it; the others find the tick claimed and skip it (logged at debug, never an
+ * error), however late their timers fire within the second. The run takes a millisecond: the `report` key is
+ * free again at once, and the claim on the tick stands until just before the next one.
  */
 @Injectable()
 export class ReportJob {
@@ -20,9 +18,9 @@ export class ReportJob {
     private readonly config: SampleConfig,
   ) {}
 
-  // every second, so the demo sees ticks quickly; a real report runs every few minutes and holds for seconds
+  // every second, so the demo sees ticks quickly; a real report runs every few minutes
   @Cron(CronExpression.EVERY_SECOND, { name: 'report' })
-  @WithLock('report', { onContention: 'skip', holdAtLeast: '500ms' })
+  @WithLock('report')
   async run(): Promise<void> {
     await this.storage.append(REPORT_RUNS, `${currentTick()}:${this.config.instanceId}`);
   }

@@ -22,6 +22,8 @@ export interface TakenLease {
 const CAPACITY = 32;
 /** A kept lease is not handed out again in the last moments of its life. */
 const MARGIN = 500;
+/** etcd's least lease with its default timing (1.5 election timeouts of 1 s, rounded up), in whole seconds. */
+const DEFAULT_LEAST_LEASE = 2;
 
 /**
  * Leases that hold no key any more (released, refused, moved), kept for the next grant of the same length:
@@ -33,6 +35,11 @@ const MARGIN = 500;
  */
 export class EtcdLeasePool {
   private readonly kept = new Map<number, PooledLease[]>();
+  /**
+   * The shortest lease the cluster grants, in whole seconds: its default until a lease comes back longer than
+   * asked (the cluster's timing is slower), then that.
+   */
+  leastLease = DEFAULT_LEAST_LEASE;
 
   constructor(
     private readonly client: () => Promise<Etcd3Client>,
@@ -49,6 +56,7 @@ export class EtcdLeasePool {
         if (typeof ttl !== 'number' || ttl < seconds) {
           throw ttl instanceof Error ? ttl : new Error('a lease kept for the next grant was gone');
         }
+        this.granted(seconds, ttl);
       });
       // awaited by the grant; a failure here is the grant's
       renewed.catch(() => undefined);
@@ -56,7 +64,13 @@ export class EtcdLeasePool {
     }
     const client = await this.client();
     const granted = await client.leaseClient.leaseGrant({ TTL: seconds });
+    this.granted(seconds, Number(granted.TTL));
     return { lease: { id: granted.ID, until: asked + Number(granted.TTL) * 1000 }, renewed: Promise.resolve() };
+  }
+
+  /** etcd gave a lease of `ttl` s for `seconds` asked: a longer one is its least lease. */
+  private granted(seconds: number, ttl: number): void {
+    if (ttl > seconds) this.leastLease = Math.max(this.leastLease, ttl);
   }
 
   /** Keeps a lease that holds no key of ours any more, for the next grant of `seconds`. */

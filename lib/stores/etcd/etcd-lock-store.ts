@@ -28,6 +28,11 @@ import { MIN_ETCD_TTL, resolveEtcdOptions, validateEtcdTtl, type EtcdLockStoreOp
 
 /** How long a resource stays watched after its last waiter (as the Redis store lingers on a channel). */
 const WATCH_LINGER = 2000;
+/**
+ * How long after its end etcd may still hold a lease: it looks for the leases that ran out every 500 ms, and
+ * their revocation is a write the cluster agrees on (slower on a loaded machine).
+ */
+const EXPIRY_LAG = 1000;
 
 /**
  * A lock store on an etcd cluster (v3 API, through the optional `etcd3` package). A lease is an etcd lease of
@@ -133,6 +138,16 @@ export class EtcdLockStore implements LockStore {
     if (this.closed) return;
     const keys = this.keysOf(key);
     await this.run('leave the line of', key, () => this.line.leave(keys));
+  }
+
+  /**
+   * The longest keep that surely ends within `ms`: whole seconds, counting etcd's lag in dropping a lease that ran
+   * out, and no shorter than the least lease the cluster grants (one would last longer than asked); `0` when none
+   * fits.
+   */
+  keepWithin(ms: number): number {
+    const seconds = Math.floor((ms - EXPIRY_LAG) / 1000);
+    return seconds >= this.pool.leastLease ? seconds * 1000 : 0;
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {

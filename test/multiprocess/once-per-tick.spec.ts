@@ -1,0 +1,141 @@
+import { Redis } from 'ioredis';
+import { fileURLToPath } from 'node:url';
+import { tickTolerance } from '../../lib/schedule/tick-schedule.js';
+import { startChild, type ChildHandle } from '../support/child-process.js';
+import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
+import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+
+const app = fileURLToPath(new URL('./tick-app.ts', import.meta.url));
+
+/** How one instance's timers fire: late by a delay in front of the lock, or by a blocked event loop. */
+interface Instance {
+  readonly delayMs?: number;
+  readonly busyMs?: number;
+}
+
+/**
+ * Four instances: one on time, one whose event loop is blocked for 150 ms just before each second (its timers
+ * fire that late), and two with 350 ms and 650 ms of delay in front of the locked call.
+ */
+const INSTANCES: readonly Instance[] = [{}, { busyMs: 150 }, { delayMs: 350 }, { delayMs: 650 }];
+
+/** One recorded run: when the method started, when its timer fired. */
+interface Run {
+  readonly startedAt: number;
+  readonly firedAt: number;
+}
+
+/** The runs of each job of the app, the `@Cron` one and the `@Interval` one. */
+interface Runs {
+  readonly cron: Run[];
+  readonly interval: Run[];
+  /** The first tick after every instance was up, in seconds since the epoch. */
+  readonly first: number;
+}
+
+/** Where the instances lock, and what they run. */
+interface Setup {
+  /** Lock in etcd instead of Redis. */
+  readonly etcdHosts?: readonly string[];
+  /** The jobs' period, in seconds. @default 1 */
+  readonly every?: number;
+  /** @default 'cron,interval' */
+  readonly jobs?: string;
+}
+
+/**
+ * Starts the instances, lets them run `ticks` ticks of their schedule after all of them are up (and one second
+ * more, for the runs of the last to land), stops them, and returns the runs of each job.
+ */
+async function runInstances(ticks: number, setup: Setup = {}): Promise<Runs> {
+  const every = setup.every ?? 1;
+  const prefix = uniquePrefix();
+  const runsKey = `${prefix}runs`;
+  const admin = new Redis(testRedisUrl());
+  const children: ChildHandle[] = [];
+  try {
+    INSTANCES.forEach((instance, index) => {
+      children.push(
+        startChild(app, {
+          REDIS_URL: testRedisUrl(),
+          KEY_PREFIX: prefix,
+          RUNS_KEY: runsKey,
+          INSTANCE: `i${index}`,
+          DELAY_MS: String(instance.delayMs ?? 0),
+          BUSY_MS: String(instance.busyMs ?? 0),
+          // their intervals start at different moments of the second
+          START_AFTER_MS: String(index * 230),
+          EVERY: String(every),
+          ...(setup.jobs ? { JOBS: setup.jobs } : {}),
+          ...(setup.etcdHosts ? { ETCD_HOSTS: setup.etcdHosts.join(',') } : {}),
+        }),
+      );
+    });
+    await Promise.all(children.map((child) => child.waitFor('ready', 40_000)));
+    const first = (Math.floor(Date.now() / 1000 / every) + 1) * every;
+    while (Date.now() < (first + ticks * every + 1) * 1000) await new Promise((resolve) => setTimeout(resolve, 100));
+    const runsOf = async (job: string): Promise<Run[]> =>
+      (await admin.lrange(`${runsKey}:${job}`, 0, -1)).map((entry) => {
+        const [startedAt, firedAt] = entry.split(':').map(Number);
+        return { startedAt, firedAt };
+      });
+    return { cron: await runsOf('cron'), interval: await runsOf('interval'), first };
+  } finally {
+    await Promise.all(children.map((child) => child.kill('SIGTERM')));
+    await admin.quit();
+  }
+}
+
+/**
+ * How many of `runs` each of `ticks` ticks `every` seconds apart from `first` has, each run counted in the tick
+ * `tickOf` gives it.
+ */
+function perTick(
+  runs: readonly Run[],
+  first: number,
+  ticks: number,
+  tickOf: (run: Run) => number,
+  every = 1,
+): number[] {
+  const counts = new Map<number, number>();
+  for (const run of runs) counts.set(tickOf(run), (counts.get(tickOf(run)) ?? 0) + 1);
+  return Array.from({ length: ticks }, (_, i) => counts.get(first + i * every) ?? 0);
+}
+
+/** A cron run belongs to the tick its timer fired for (every instance fires within it, some late). */
+const cronTick =
+  (every = 1) =>
+  (run: Run): number =>
+    Math.floor(run.firedAt / 1000 / every) * every;
+// an interval run belongs to the window of a whole second it started in, which begins `tolerance` ms early
+const intervalWindow = (run: Run): number => Math.floor((run.startedAt + tickTolerance(1000)) / 1000);
+
+describe('@Cron and @Interval jobs guarded by @WithLock without holdAtLeast, on four instances of one Redis', () => {
+  it.each([1, 2])(
+    'runs each 1 ms job once per second over 10 seconds, however late the instances fire (round %i)',
+    async () => {
+      const { cron, interval, first } = await runInstances(10);
+      expect({
+        cron: perTick(cron, first, 10, cronTick()),
+        interval: perTick(interval, first, 10, intervalWindow),
+      }).toEqual({ cron: Array(10).fill(1), interval: Array(10).fill(1) });
+    },
+    90_000,
+  );
+});
+
+describe('a @Cron job guarded by @WithLock without holdAtLeast, on four instances of a 3-member etcd cluster', () => {
+  let cluster: EtcdClusterHandle;
+
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(3);
+  }, 60_000);
+
+  afterAll(() => cluster.stop());
+
+  // etcd keeps a claim in whole seconds that surely end before the next tick: 2 s of a 4 s period
+  it('runs each 4 s tick once over 5 ticks, however late the instances fire', async () => {
+    const { cron, first } = await runInstances(5, { etcdHosts: cluster.hosts, every: 4, jobs: 'cron' });
+    expect(perTick(cron, first, 5, cronTick(4), 4)).toEqual(Array(5).fill(1));
+  }, 90_000);
+});
