@@ -153,10 +153,10 @@ describe('LockManager.close() drains', () => {
       expect(await admin.exists(lockKey)).toBe(0);
       expect(logger.warnings).toEqual([
         expect.stringMatching(
-          /^Lock template "doc:<id>": the shutdown's drain of 200 ms ended while its lease was held/,
+          /^Lock "doc:<id>": the shutdown's drain of 200 ms ended while its lease was held/,
         ),
         expect.stringMatching(
-          /^Lock template "doc:<id>": released \d+ ms past the shutdown's drain \(held for \d+ ms\)\.$/,
+          /^Lock "doc:<id>": released \d+ ms past the shutdown's drain \(held for \d+ ms\)\.$/,
         ),
       ]);
       for (const warning of logger.warnings) expect(warning).not.toContain('doc:42');
@@ -210,8 +210,8 @@ describe('LockManager.close() drains', () => {
     expect(holder.isHeld).toBe(false);
     await storeClosed;
     expect(logger.warnings).toEqual([
-      expect.stringMatching(/^A lock without a key template \(metricKey\): the shutdown's drain of 0 ms ended/),
-      expect.stringMatching(/^Lock "k" was lost: its lease expired .* \d+ ms past the shutdown's drain\.$/),
+      expect.stringMatching(/^The lock: the shutdown's drain of 0 ms ended/),
+      expect.stringMatching(/^The lock was lost: its lease expired .* \d+ ms past the shutdown's drain\.$/),
     ]);
   });
 });

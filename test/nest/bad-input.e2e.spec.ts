@@ -151,7 +151,7 @@ describe('LockService calls while Redis is unreachable, with the module defaults
     for (const message of messages) {
       expect(message).toMatch(
         new RegExp(
-          `^Lock store failed to \\w+ "down": cannot reach Redis at ${server}: connection refused \\(ECONNREFUSED\\)$`,
+          `^Lock store failed to \\w+: cannot reach Redis at ${server}: connection refused \\(ECONNREFUSED\\)$`,
         ),
       );
     }

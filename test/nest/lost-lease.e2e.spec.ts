@@ -122,7 +122,7 @@ describe.each<Platform>(['express', 'fastify'])(
       expect(body).toMatchObject({ statusCode: 503, code: 'LOCK_LOST', resource: 'doc:<id>' });
       expect(logger.warnings).toEqual([
         expect.stringMatching(
-          /was lost: the store no longer holds this lease .*\[template doc:<id>, by DocsController\.save\]/,
+          /^Lock "doc:<id>" was lost: the store no longer holds this lease .*\[by DocsController\.save\]\.$/,
         ),
       ]);
     });
@@ -134,7 +134,7 @@ describe.each<Platform>(['express', 'fastify'])(
       expect(body).toEqual({ saved: '7' });
       expect(logger.warnings).toEqual([
         expect.stringMatching(
-          /was lost: the store no longer holds this lease .*\[template doc:<id>, by DocsController\.saveAnyway\]/,
+          /^Lock "doc:<id>" was lost: the store no longer holds this lease .*\[by DocsController\.saveAnyway\]\.$/,
         ),
       ]);
     });
