@@ -6,6 +6,7 @@
 // - `<!-- docs:check ... -->` on the lines right above a block adds hidden code before it: the reader's own
 //   classes and values the example relies on (`declare const locks: LockService;`).
 // - A block fenced as ```ts ignore is not checked (a deliberate fragment; keep them rare).
+// It also checks that every relative link leads to a file, and to a heading of it when it names one.
 // Usage: node scripts/check-docs.js [markdown files]   (default: README.md and docs/*.md)
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -101,6 +102,58 @@ function blocksOf(file) {
     context = undefined;
   }
   return { blocks, problems };
+}
+
+/** The lines of a markdown file outside its fenced code blocks, with their 1-based numbers. */
+function proseLines(file) {
+  const lines = [];
+  let fence;
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, index) => {
+      const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
+      if (marker && (!fence || (marker[0] === fence[0] && marker.length >= fence.length))) {
+        fence = fence ? undefined : marker;
+      } else if (!fence) {
+        lines.push({ text: line, number: index + 1 });
+      }
+    });
+  return lines;
+}
+
+/** The anchors GitHub gives the headings of a markdown file (lower case, punctuation dropped, `-` for spaces). */
+function headingAnchors(file) {
+  const anchors = new Set();
+  for (const { text } of proseLines(file)) {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(text)?.[1];
+    if (heading === undefined) continue;
+    const base = heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
+
+/** The relative links of a markdown file that lead to no file, or to no heading of it. */
+function brokenLinks(file) {
+  const broken = [];
+  for (const { text, number } of proseLines(file)) {
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue;
+      const [path, anchor] = target.split('#');
+      const linked = path ? resolve(dirname(file), path) : file;
+      const where = `${relative(root, file)}:${number}`;
+      if (!existsSync(linked)) broken.push(`${where}: the link ${target} leads to no file`);
+      else if (anchor && linked.endsWith('.md') && !headingAnchors(linked).has(anchor)) {
+        broken.push(`${where}: the link ${target} names no heading of ${relative(root, linked)}`);
+      }
+    }
+  }
+  return broken;
 }
 
 /** The top-level names a piece of code declares or imports itself. */
@@ -213,7 +266,7 @@ const blocks = [];
 for (const file of files) {
   const found = blocksOf(file);
   blocks.push(...found.blocks);
-  problems.push(...found.problems);
+  problems.push(...found.problems, ...brokenLinks(file));
 }
 
 const table = importTable();
@@ -270,7 +323,6 @@ for (const diagnostic of diagnostics) {
 }
 
 for (const problem of problems) console.log(problem);
-console.log(
-  `${blocks.length} TypeScript blocks in ${files.length} markdown files: ${problems.length ? `${problems.length} problems` : 'all compile'}`,
-);
+const outcome = problems.length === 0 ? 'all compile, every link leads somewhere' : `${problems.length} found above`;
+console.log(`${blocks.length} TypeScript blocks in ${files.length} markdown files: ${outcome}`);
 process.exit(problems.length > 0 ? 1 : 0);
