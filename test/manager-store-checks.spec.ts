@@ -37,7 +37,7 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** A manager built by hand, as the README shows it without Nest, over a client of its own; closed after the test. */
+/** A manager built by hand, as docs/options.md shows it without Nest, over a client of its own; closed after the test. */
 function handBuilt(options: Partial<LockManagerOptions> = {}, url = server.url): LockManager {
   const store = new RedisLockStore({ client: new Redis(url, { maxRetriesPerRequest: 1 }), ownsClient: true });
   const manager = new LockManager({ store, ...options });

@@ -726,7 +726,7 @@ describe('RedisLockStore permissions', () => {
     expect(acquired).toBeInstanceOf(LockStoreError);
   });
 
-  it('serves every operation, startup checks included, for a user with only the commands the README lists', async () => {
+  it('serves every operation, startup checks included, for a user with only the commands docs/stores.md lists', async () => {
     await admin.call('ACL', 'SETUSER', 'least', 'on', '>pw', ...lockUserRules(PREFIX));
     const least = () => redisStore(connect(server.url, { username: 'least', password: 'pw' }));
     const failures: unknown[] = [];

@@ -531,7 +531,7 @@ describe('RedlockStore renewals after a node lost its data', () => {
     expect(await holder.extend('k', token, 60)).toBe(true);
   });
 
-  it('gives the lease back for a user with only the commands the README lists', async () => {
+  it('gives the lease back for a user with only the commands docs/stores.md lists', async () => {
     await Promise.all(
       clients.map((client) => client.call('ACL', 'SETUSER', 'least', 'on', '>pw', ...lockUserRules(prefix))),
     );

@@ -1,5 +1,5 @@
 /**
- * The ACL rules of a Redis user that may do everything the module does and nothing more, as the README's
+ * The ACL rules of a Redis user that may do everything the module does and nothing more, as docs/stores.md's
  * "Running Redis for locks" lists them: keys and channels under `prefix`, the scripts and the commands they
  * call, the direct reads, pub/sub for release notices and what the startup checks and `replicaAck` send.
  */
