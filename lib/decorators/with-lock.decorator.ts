@@ -10,7 +10,7 @@ import { LockedMethod, type LockKeySpec } from './locked-method.js';
 import { checkOptionNames, WITH_LOCK_OPTIONS } from '../options/option-names.js';
 import { parameterNames } from '../keys/parameter-names.js';
 import { answerUnserved, unservedTransportOf } from '../transports/unserved-handler.js';
-import type { LockTransport } from '../transports/lock-transport.js';
+import type { LockTransport } from '../transports/lock-transport.interface.js';
 import type { LockErrorMappings } from '../transports/lock-transports.js';
 import { isServed } from '../core/lock-context.js';
 

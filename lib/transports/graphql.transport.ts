@@ -4,7 +4,7 @@ import { of, throwError } from 'rxjs';
 import type { LockError } from '../errors/lock.error.js';
 import { frameSources, type RequestFrame } from '../keys/key-sources.js';
 import type { LockErrorPayload } from './lock-error-payload.js';
-import type { LockErrorMapping, LockTransport } from './lock-transport.js';
+import type { LockErrorMapping, LockTransport } from './lock-transport.interface.js';
 
 /** `@nestjs/graphql`'s mark of a `@Query`, `@Mutation` or `@Subscription` method. */
 const RESOLVER_METADATA = 'graphql:resolver_type';

@@ -3,7 +3,7 @@ import { throwError } from 'rxjs';
 import type { LockError } from '../errors/lock.error.js';
 import { REQUEST_SOURCES, type HandlerSources, type ParameterBinding, type RequestFrame } from '../keys/key-sources.js';
 import type { LockErrorPayload } from './lock-error-payload.js';
-import type { LockErrorMapping, LockTransport, TransportHandler } from './lock-transport.js';
+import type { LockErrorMapping, LockTransport, TransportHandler } from './lock-transport.interface.js';
 import { joinRoutes, routeParamNames } from './route-params.js';
 
 /** Nest's metadata of a route handler (stable across Nest 11 and 12): its paths and its request method. */

@@ -4,7 +4,7 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Mutation, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { EventPattern, MessagePattern } from '@nestjs/microservices';
 import { SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
-import type { TransportHandler } from './lock-transport.js';
+import type { TransportHandler } from './lock-transport.interface.js';
 import { handlerSourcesOf, transportServing } from './lock-transports.js';
 import { unservedTransportOf } from './unserved-handler.js';
 

@@ -2,7 +2,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import type { HandlerSources } from '../keys/key-sources.js';
 import { graphQLTransport, type GraphQLErrorMapping } from './graphql.transport.js';
 import { httpTransport, type HttpErrorMapping } from './http.transport.js';
-import type { LockTransport, TransportHandler } from './lock-transport.js';
+import type { LockTransport, TransportHandler } from './lock-transport.interface.js';
 import { queueTransport, type JobErrorMapping } from './queue.transport.js';
 import { rpcTransport, type RpcErrorMapping } from './rpc.transport.js';
 import { webSocketTransport, type WsErrorMapping } from './ws.transport.js';

@@ -1,7 +1,7 @@
 import { throwError } from 'rxjs';
 import type { LockError } from '../errors/lock.error.js';
 import { lockErrorPayload, type LockErrorPayload } from './lock-error-payload.js';
-import type { LockErrorMapping, LockTransport } from './lock-transport.js';
+import type { LockErrorMapping, LockTransport } from './lock-transport.interface.js';
 
 /** `@nestjs/bullmq`'s metadata key of a `@Processor` class. */
 const PROCESSOR_METADATA = 'bullmq:processor_metadata';

@@ -1,7 +1,7 @@
 import { throwError } from 'rxjs';
 import type { LockError } from '../errors/lock.error.js';
 import type { LockErrorPayload } from './lock-error-payload.js';
-import type { LockErrorMapping, LockTransport } from './lock-transport.js';
+import type { LockErrorMapping, LockTransport } from './lock-transport.interface.js';
 
 /** `@nestjs/microservices`' mark of a `@MessagePattern` or `@EventPattern` method. */
 const PATTERN_METADATA = 'microservices:pattern';

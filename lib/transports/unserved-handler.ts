@@ -1,6 +1,6 @@
 import { lastValueFrom } from 'rxjs';
 import { isLockError } from '../errors/lock.error.js';
-import type { LockTransport, TransportHandler } from './lock-transport.js';
+import type { LockTransport, TransportHandler } from './lock-transport.interface.js';
 import { LOCK_TRANSPORTS, type LockErrorMappings } from './lock-transports.js';
 
 /**

@@ -3,7 +3,7 @@ import { EMPTY, throwError } from 'rxjs';
 import type { LockError } from '../errors/lock.error.js';
 import { frameSources, type RequestFrame } from '../keys/key-sources.js';
 import type { LockErrorPayload } from './lock-error-payload.js';
-import type { LockErrorMapping, LockTransport } from './lock-transport.js';
+import type { LockErrorMapping, LockTransport } from './lock-transport.interface.js';
 
 /** `@nestjs/websockets`' mark of a `@SubscribeMessage` method. */
 const MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';
