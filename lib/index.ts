@@ -34,8 +34,8 @@ export {
   type LockErrorPayloadOptions,
 } from './transports/lock-error-payload.js';
 export type { LockKeySpec } from './decorators/locked-method.js';
-export type { GraphQLFieldInfo, GraphQLResponsePath } from './transports/graphql-error.js';
-export type { DelayableJob } from './transports/job-error.js';
+export type { GraphQLFieldInfo, GraphQLResponsePath } from './transports/graphql.transport.js';
+export type { DelayableJob } from './transports/queue.transport.js';
 export { checkLockStore, type LockStoreCheckOptions, type LockStoreStatus } from './health/check-lock-store.js';
 export { LOCK_INSTRUMENTATION_SCOPE, LOCK_METRICS } from './telemetry/lock-metrics.js';
 export { LockTelemetry } from './telemetry/lock-telemetry.js';

@@ -1,4 +1,5 @@
 import type { LockManager } from './core/lock-manager.js';
+import type { LockErrorMappings } from './transports/lock-transports.js';
 
 /**
  * Connects `@WithLock` methods to the LockService of their application. Decorators run before any
@@ -33,36 +34,22 @@ export function serviceFor(instance: unknown): LockManager | undefined {
   return ready[ready.length - 1];
 }
 
-/** The transports whose handlers a `LockInterceptor` may not be around, so `@WithLock` maps for it. */
-export type UnservedTransport = 'rpc' | 'ws' | 'graphql';
+const errorMappings = new WeakMap<LockManager, LockErrorMappings>();
 
 /**
- * What turns the lock errors of `@WithLock` methods that no interceptor sees into their transport's answers:
- * the application's `LockInterceptor`.
+ * Makes `mappings` (the application's `LockInterceptor`) answer for the lock errors of the `@WithLock` methods of
+ * `service` that no interceptor serves, unless some are bound already.
  */
-export interface LockErrorMapper {
-  /** What a BullMQ job processor throws for `error`. */
-  jobError(error: Error, job: unknown, token: string | undefined): Promise<Error>;
-  /**
-   * What a handler of `transport` that no `LockInterceptor` serves fails with for `error`; for GraphQL, the
-   * error the resolver returns as its field's value (`error` itself: rethrown).
-   */
-  transportError(transport: UnservedTransport, error: Error): Promise<Error>;
+export function bindErrorMappings(service: LockManager, mappings: LockErrorMappings): void {
+  if (!errorMappings.has(service)) errorMappings.set(service, mappings);
 }
 
-const errorMappers = new WeakMap<LockManager, LockErrorMapper>();
-
-/** Makes `mapper` answer for the `@WithLock` methods of `service`, unless one is bound already. */
-export function bindErrorMapper(service: LockManager, mapper: LockErrorMapper): void {
-  if (!errorMappers.has(service)) errorMappers.set(service, mapper);
+/** Makes `mappings` answer for the `@WithLock` methods of `service`, in place of any bound before (a user's subclass wins). */
+export function replaceErrorMappings(service: LockManager, mappings: LockErrorMappings): void {
+  errorMappings.set(service, mappings);
 }
 
-/** Makes `mapper` answer for the `@WithLock` methods of `service`, in place of any bound before (a user's subclass wins). */
-export function replaceErrorMapper(service: LockManager, mapper: LockErrorMapper): void {
-  errorMappers.set(service, mapper);
-}
-
-/** The mapper of `service`'s `@WithLock` methods, if its application has a `LockInterceptor`. */
-export function errorMapperFor(service: LockManager): LockErrorMapper | undefined {
-  return errorMappers.get(service);
+/** The mappings of `service`'s `@WithLock` methods, if its application has a `LockInterceptor`. */
+export function errorMappingsFor(service: LockManager): LockErrorMappings | undefined {
+  return errorMappings.get(service);
 }

@@ -1,31 +1,29 @@
 import {
-  BadRequestException,
-  ConflictException,
-  HttpException,
   Inject,
   Injectable,
   Optional,
-  ServiceUnavailableException,
   type CallHandler,
   type ExecutionContext,
+  type HttpException,
   type NestInterceptor,
   type OnModuleInit,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { catchError, EMPTY, from, mergeMap, of, throwError, type Observable } from 'rxjs';
+import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
 import { isLockError, type LockError } from './errors/lock.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { WITH_LOCK_METADATA } from './lock.constants.js';
-import type { RequestFrame } from './keys/key-sources.js';
 import { runWithRequest } from './core/lock-context.js';
 import { lockErrorPayload, type LockErrorPayload } from './transports/lock-error-payload.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
-import { bindErrorMapper, replaceErrorMapper, type UnservedTransport } from './lock-registry.js';
+import { bindErrorMappings, replaceErrorMappings } from './lock-registry.js';
 import { LockService } from './lock.service.js';
-import { graphQLLockError, type GraphQLFieldInfo } from './transports/graphql-error.js';
-import { jobLockError, type DelayableJob } from './transports/job-error.js';
-import { loadMicroservices, loadWebSockets } from './transports/optional-peers.js';
-import { graphQLFrame, webSocketFrame } from './transports/request-frames.js';
+import { graphQLLockError, type GraphQLFieldInfo } from './transports/graphql.transport.js';
+import { httpLockException } from './transports/http.transport.js';
+import { transportServing, type LockErrorMappings } from './transports/lock-transports.js';
+import { jobLockError, type DelayableJob } from './transports/queue.transport.js';
+import { rpcLockException } from './transports/rpc.transport.js';
+import { wsLockException } from './transports/ws.transport.js';
 
 /**
  * The adapter between lock errors and every Nest transport, registered globally by `LockModule`. It gives the
@@ -52,6 +50,17 @@ import { graphQLFrame, webSocketFrame } from './transports/request-frames.js';
  */
 @Injectable()
 export class LockInterceptor implements NestInterceptor, OnModuleInit {
+  /** This interceptor's mappings as the transports call them: its overridable methods, a subclass's if it is one. */
+  private readonly mappings: LockErrorMappings = {
+    payloadOf: (error) => this.payloadOf(error),
+    toHttpException: (error, payload) => this.toHttpException(error, payload),
+    setHeader: (response, name, value) => this.adapterHost.httpAdapter?.setHeader(response, name, value),
+    toGraphQLError: (error, payload, info) => this.toGraphQLError(error, payload, info),
+    toWsException: (error, payload) => this.toWsException(error, payload),
+    toRpcException: (error, payload) => this.toRpcException(error, payload),
+    toJobError: (error, payload, job, token) => this.toJobError(error, payload, job, token),
+  };
+
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @Optional() @Inject(LOCK_MODULE_OPTIONS) private readonly options?: LockModuleOptions,
@@ -65,29 +74,32 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
   onModuleInit(): void {
     if (!this.locks) return;
     // a subclass is the application's own mapping: it replaces the module's, whichever Nest made first
-    if (this.constructor !== LockInterceptor) replaceErrorMapper(this.locks, this);
+    if (this.constructor !== LockInterceptor) replaceErrorMappings(this.locks, this.mappings);
     // forRootAsync() makes the module's even when its options turn it off
-    else if (this.options?.interceptor !== false) bindErrorMapper(this.locks, this);
+    else if (this.options?.interceptor !== false) bindErrorMappings(this.locks, this.mappings);
   }
 
+  /**
+   * Runs the handler; a `@WithLock` handler as served by this interceptor (so it leaves its lock errors to it),
+   * with the request its transport finds, for its key templates. The lock errors of any handler (one that calls
+   * LockService itself too) become its transport's answer; other errors pass untouched.
+   */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    switch (context.getType<string>()) {
-      case 'http':
-        return this.interceptHttp(context, next);
-      case 'graphql':
-        return this.answer(this.serve(context, next, graphQLFrame), (error) => this.graphQLAnswer(error, context));
-      case 'ws':
-        return this.answer(this.serve(context, next, webSocketFrame), (error) => this.wsAnswer(error, context));
-      case 'rpc':
-        return this.answer(
-          this.serve(context, next, () => undefined),
-          async (error) => {
-            throw await this.toRpcException(error, this.payloadOf(error));
-          },
-        );
-      default:
-        return next.handle();
-    }
+    const transport = transportServing(context);
+    if (!transport) return next.handle();
+    const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
+    const handled = locked
+      ? runWithRequest({ frame: transport.frameOf?.(context), handler: locked }, () => next.handle())
+      : next.handle();
+    return handled.pipe(
+      catchError((error: unknown) =>
+        isLockError(error)
+          ? from(transport.mapError(error, { context, args: context.getArgs() }, this.mappings)).pipe(
+              mergeMap((answer) => answer),
+            )
+          : throwError(() => error),
+      ),
+    );
   }
 
   /**
@@ -96,16 +108,7 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
    * @param payload what any client may be told about `error` (see {@link lockErrorPayload})
    */
   protected toHttpException(error: LockError, payload: LockErrorPayload | undefined): HttpException | LockError {
-    if (!payload) return error;
-    switch (payload.code) {
-      case 'LOCKED':
-        return new ConflictException({ statusCode: 409, error: 'Conflict', ...payload });
-      case 'LOCK_UNAVAILABLE':
-      case 'LOCK_LOST':
-        return new ServiceUnavailableException({ statusCode: 503, error: 'Service Unavailable', ...payload });
-      case 'LOCK_KEY_INVALID':
-        return new BadRequestException({ statusCode: 400, error: 'Bad Request', ...payload });
-    }
+    return httpLockException(error, payload);
   }
 
   /**
@@ -120,27 +123,23 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
     payload: LockErrorPayload | undefined,
     info: GraphQLFieldInfo | undefined,
   ): Error | Promise<Error> {
-    return payload ? graphQLLockError(payload, info) : error;
+    return graphQLLockError(error, payload, info);
   }
 
   /**
    * The `WsException` a gateway handler's lock error becomes (default: one carrying the payload as its error
    * object), or the error itself to leave it to Nest.
    */
-  protected async toWsException(error: LockError, payload: LockErrorPayload | undefined): Promise<Error> {
-    if (!payload) return error;
-    const { WsException } = await loadWebSockets();
-    return new WsException({ ...payload });
+  protected toWsException(error: LockError, payload: LockErrorPayload | undefined): Promise<Error> {
+    return wsLockException(error, payload);
   }
 
   /**
    * The `RpcException` a microservice handler's lock error becomes (default: one carrying the payload as its
    * error object, which is what the client's `send()` fails with), or the error itself to leave it to Nest.
    */
-  protected async toRpcException(error: LockError, payload: LockErrorPayload | undefined): Promise<Error> {
-    if (!payload) return error;
-    const { RpcException } = await loadMicroservices();
-    return new RpcException({ ...payload });
+  protected toRpcException(error: LockError, payload: LockErrorPayload | undefined): Promise<Error> {
+    return rpcLockException(error, payload);
   }
 
   /**
@@ -158,96 +157,6 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
     token: string | undefined,
   ): Error | Promise<Error> {
     return jobLockError(error, payload, job, token);
-  }
-
-  /** The error a job processor throws for `error`. @internal */
-  jobError(error: LockError, job: DelayableJob | undefined, token: string | undefined): Promise<Error> {
-    return Promise.resolve(this.toJobError(error, this.payloadOf(error), job, token));
-  }
-
-  /**
-   * What a `@WithLock` handler of `transport` that no `LockInterceptor` is around fails with for `error` (a
-   * microservice connected without `inheritAppConfig`, a gateway on NestJS 11, a `@ResolveField` without
-   * `fieldResolverEnhancers`): the same overridable mapping as when it is around; for GraphQL, the error the
-   * resolver resolves to, without a path (graphql-js adds it). A WebSocket client that asked for an
-   * acknowledgement gets Nest's `exception` event instead. @internal
-   */
-  async transportError(transport: UnservedTransport, error: LockError): Promise<Error> {
-    const payload = this.payloadOf(error);
-    switch (transport) {
-      case 'rpc':
-        return this.toRpcException(error, payload);
-      case 'ws':
-        return this.toWsException(error, payload);
-      case 'graphql':
-        return this.toGraphQLError(error, payload, undefined);
-    }
-  }
-
-  private interceptHttp(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    // Express and Fastify requests both carry params, query, body, headers and a guard's user under those names
-    const handled = this.serve(context, next, (http) => http.switchToHttp().getRequest<RequestFrame | undefined>());
-    return handled.pipe(
-      catchError((error: unknown) => {
-        throw isLockError(error) ? this.respondHttp(error, context) : error;
-      }),
-    );
-  }
-
-  /**
-   * Runs the handler; a `@WithLock` handler as served by this interceptor (so it leaves its lock errors to it),
-   * with the request `frameOf` finds, for its key templates. The lock errors of any handler (one that calls
-   * LockService itself too) are mapped by the caller.
-   */
-  private serve(
-    context: ExecutionContext,
-    next: CallHandler,
-    frameOf: (context: ExecutionContext) => RequestFrame | undefined,
-  ): Observable<unknown> {
-    const locked = Reflect.getOwnMetadata(WITH_LOCK_METADATA, context.getHandler()) as object | undefined;
-    return locked ? runWithRequest({ frame: frameOf(context), handler: locked }, () => next.handle()) : next.handle();
-  }
-
-  /** Lets `answer` turn the lock errors of the handler into its transport's; other errors pass untouched. */
-  private answer(
-    handled: Observable<unknown>,
-    answer: (error: LockError) => Promise<Observable<unknown>>,
-  ): Observable<unknown> {
-    return handled.pipe(
-      catchError((error: unknown) =>
-        isLockError(error) ? from(answer(error)).pipe(mergeMap((result) => result)) : throwError(() => error),
-      ),
-    );
-  }
-
-  private async graphQLAnswer(error: LockError, context: ExecutionContext): Promise<Observable<unknown>> {
-    const info = context.getArgByIndex<GraphQLFieldInfo | undefined>(3);
-    const mapped = await this.toGraphQLError(error, this.payloadOf(error), info);
-    if (mapped === error) return throwError(() => error);
-    // the field's value: graphql-js reports a returned error as that field's error, and Nest's exception
-    // handler, which logs every thrown error that is not an HttpException at ERROR, never sees it
-    return of(mapped);
-  }
-
-  private async wsAnswer(error: LockError, context: ExecutionContext): Promise<Observable<unknown>> {
-    const mapped = await this.toWsException(error, this.payloadOf(error));
-    // socket.io hands the handler the client's acknowledgement callback after the data, when it sent one
-    const ack = context.getArgByIndex<unknown>(2);
-    const getError = (mapped as { getError?: () => unknown }).getError;
-    if (mapped === error || typeof ack !== 'function' || typeof getError !== 'function')
-      return throwError(() => mapped);
-    (ack as (response: unknown) => void)(getError.call(mapped));
-    return EMPTY;
-  }
-
-  private respondHttp(error: LockError, context: ExecutionContext): unknown {
-    const payload = this.payloadOf(error);
-    const mapped = this.toHttpException(error, payload);
-    if (mapped instanceof HttpException && payload?.retryAfter !== undefined) {
-      const response = context.switchToHttp().getResponse();
-      this.adapterHost.httpAdapter?.setHeader(response, 'Retry-After', String(payload.retryAfter));
-    }
-    return mapped;
   }
 
   private payloadOf(error: LockError): LockErrorPayload | undefined {

@@ -1,1 +1,2 @@
-export { WithLock, type WithLockOptions } from './with-lock.decorator.js';
+export { WithLock } from './with-lock.decorator.js';
+export type { WithLockOptions } from '../interfaces/with-lock-options.interface.js';

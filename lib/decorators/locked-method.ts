@@ -8,8 +8,7 @@ import { permitsOf } from '../stores/permits/permits-of.js';
 import type { LockManager } from '../core/lock-manager.js';
 import { KeyResolver } from '../keys/key-resolver.js';
 import { requestFor } from '../core/lock-context.js';
-import { httpHandlerSources } from '../keys/http-handler-sources.js';
-import { transportHandlerSources } from '../keys/transport-handler-sources.js';
+import { handlerSourcesOf } from '../transports/lock-transports.js';
 import { KeyTemplate } from '../keys/key-template.js';
 import { MAX_LABEL_LENGTH, type LockSettings } from '../options/lock-settings.js';
 import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
@@ -104,7 +103,7 @@ export class LockedMethod {
     const schedule = scheduleOf(handler);
     let resolvers: readonly KeyResolver[] = [];
     if (this.templates) {
-      const sources = httpHandlerSources(owner, methodName, handler, modulePath) ?? transportHandlerSources(handler);
+      const sources = handlerSourcesOf({ owner, methodName, method: handler, modulePath });
       resolvers = this.templates.map((template) => new KeyResolver(template, this.definition, sources));
     }
     this.bindings.set(owner, { resolvers, ...(schedule ? { runs: new ScheduledRuns(schedule, jobs) } : {}) });
@@ -168,9 +167,14 @@ export class LockedMethod {
     return (key) => templates[keys.indexOf(key)]?.template;
   }
 
+  /** The class the method runs on for a call on `instance`: its own class, else the class that declares it. */
+  ownerOf(instance: unknown): object {
+    return classOf(instance) ?? this.definition.declaringClass;
+  }
+
   /** The binding of the method on the class of `instance`, made now if the module did not make it at bootstrap. */
   private bindingFor(instance: unknown, handler: object): MethodBinding {
-    const owner = classOf(instance) ?? this.definition.declaringClass;
+    const owner = this.ownerOf(instance);
     this.prepare(owner, handler);
     return this.bindings.get(owner) as MethodBinding;
   }

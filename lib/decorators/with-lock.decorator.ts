@@ -1,35 +1,18 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockNotReadyError } from '../errors/lock-not-ready.error.js';
-import type { LockSectionOptions } from '../interfaces/lock-options.interface.js';
+import type { WithLockOptions } from '../interfaces/with-lock-options.interface.js';
 import { WITH_LOCK_METADATA } from '../lock.constants.js';
-import { serviceFor } from '../lock-registry.js';
+import { errorMappingsFor, serviceFor } from '../lock-registry.js';
 import { copyMethodIdentity } from './copy-metadata.js';
-import { toMilliseconds, type Duration } from '../utils/duration.js';
+import { toMilliseconds } from '../utils/duration.js';
 import { DEFAULT_SETTINGS, resolveSettings } from '../options/lock-settings.js';
 import { LockedMethod, type LockKeySpec } from './locked-method.js';
 import { checkOptionNames, WITH_LOCK_OPTIONS } from '../options/option-names.js';
 import { parameterNames } from '../keys/parameter-names.js';
-import { isJobProcessor, rethrowForJob } from '../transports/job-processor.js';
-import { answerUnserved, handlerTransport } from '../transports/unserved-handler.js';
+import { answerUnserved, unservedTransportOf } from '../transports/unserved-handler.js';
+import type { LockTransport } from '../transports/lock-transport.interface.js';
+import type { LockErrorMappings } from '../transports/lock-transports.js';
 import { isServed } from '../core/lock-context.js';
-import type { UnservedTransport } from '../lock-registry.js';
-
-/** Options of `@WithLock`: those of a locked section plus what to do on contention and how long to hold. */
-export interface WithLockOptions extends LockSectionOptions {
-  /**
-   * What a call does when the lock stays held past `wait`: `'throw'` a `LockNotAcquiredError` (409 on
-   * HTTP), or `'skip'` the call and resolve `undefined` (logged at debug).
-   * @default 'skip' on a `@Cron` or `@Interval` method, else 'throw'
-   */
-  readonly onContention?: 'throw' | 'skip';
-  /**
-   * Keep the lease at least this long after the call started, even if it finished sooner (a token-checked
-   * expiry instead of a delete); `0` releases it at once. A `@Cron` or `@Interval` method needs none: without
-   * it, each of its runs claims its scheduled tick (see the README's cron recipe), so that one instance runs
-   * each tick however short the job and however far apart the instances' timers fire.
-   */
-  readonly holdAtLeast?: Duration;
-}
 
 /**
  * Runs the method under a distributed lock: acquires the key(s), renews the lease while the method runs,
@@ -100,14 +83,13 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
       arity: (original as () => unknown).length,
     });
     const method = original as (...args: unknown[]) => unknown;
-    let jobProcessor: boolean | undefined;
-    let transport: UnservedTransport | false | undefined;
+    let transport: LockTransport<LockErrorMappings> | false | undefined;
     const wrapper = function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = serviceFor(this);
       if (!service) return Promise.reject(new LockNotReadyError(label));
-      jobProcessor ??= isJobProcessor(this, propertyKey);
       // the wrapper carries the metadata of decorators written above this one, added after it ran
-      transport ??= handlerTransport(wrapper) ?? false;
+      transport ??=
+        unservedTransportOf({ owner: locked.ownerOf(this), methodName: propertyKey, method: wrapper }) ?? false;
       const unserved = transport && !isServed(locked) ? transport : undefined;
       const call = locked.invoke(service, {
         instance: this,
@@ -116,8 +98,8 @@ export function WithLock(key: LockKeySpec, options: WithLockOptions = {}): Metho
         handler: wrapper,
       });
       // no interceptor sees what BullMQ calls, nor some handlers of other transports: their lock errors are mapped here
-      if (jobProcessor) return call.catch((error: unknown) => rethrowForJob(service, error, args));
-      return unserved ? call.catch((error: unknown) => answerUnserved(service, unserved, error)) : call;
+      if (!unserved) return call;
+      return call.catch((error: unknown) => answerUnserved(unserved, error, args, errorMappingsFor(service)));
     };
     copyMethodIdentity(method, wrapper);
     Reflect.defineMetadata(WITH_LOCK_METADATA, locked, wrapper);

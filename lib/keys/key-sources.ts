@@ -46,3 +46,14 @@ export interface HandlerSources {
   /** What each parameter is bound to, by position (`undefined`: nothing the transport fills). */
   readonly parameters: readonly (ParameterBinding | undefined)[];
 }
+
+const NO_ROUTE_PARAMS: ReadonlySet<string> = new Set();
+
+/**
+ * The sources of a handler whose frame has `sources` and that has no routes and no parameters bound to a
+ * request part: a GraphQL resolver, a WebSocket message handler.
+ * @param kind what the handler is, for messages: `'a GraphQL resolver'`
+ */
+export function frameSources(kind: string, sources: readonly RequestSourceName[]): HandlerSources {
+  return { kind, sources, routes: [], routeParams: NO_ROUTE_PARAMS, someRouteParams: NO_ROUTE_PARAMS, parameters: [] };
+}

@@ -2,12 +2,12 @@
 // package accepts, each checked against its interface (`satisfies OptionNames<T>`), and the tables read best
 // side by side, since a nested option often moves up a level (`redlock.keyPrefix` is a module option).
 
-import type { WithLockOptions } from '../decorators/with-lock.decorator.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockStoreCheckOptions } from '../health/check-lock-store.js';
 import type { LockModuleOptions, RedisClusterConfig } from '../interfaces/lock-module-options.interface.js';
 import type { LockDefaults, LockOptions, LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
+import type { WithLockOptions } from '../interfaces/with-lock-options.interface.js';
 import type { LockManagerOptions } from '../core/lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
 import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';

@@ -1,42 +1,37 @@
-import type { LockManager } from '../core/lock-manager.js';
+import { lastValueFrom } from 'rxjs';
 import { isLockError } from '../errors/lock.error.js';
-import { errorMapperFor, type UnservedTransport } from '../lock-registry.js';
-import {
-  NEST_GRAPHQL_FIELD_METADATA,
-  NEST_GRAPHQL_RESOLVER_METADATA,
-  NEST_MESSAGE_MAPPING_METADATA,
-  NEST_PATTERN_METADATA,
-} from '../lock.constants.js';
+import type { LockTransport, TransportHandler } from './lock-transport.interface.js';
+import { LOCK_TRANSPORTS, type LockErrorMappings } from './lock-transports.js';
 
 /**
- * The transport of a message handler (`@MessagePattern`, `@EventPattern`), a gateway handler
- * (`@SubscribeMessage`) or a resolver (`@Query`, `@Mutation`, `@Subscription`, `@ResolveField`), by the
- * metadata Nest's decorators put on `handler`; `undefined` for any other method (routes, jobs, plain methods).
+ * The transport of a handler that Nest may run with no `LockInterceptor` around it: a BullMQ job processor, a
+ * message handler (`@MessagePattern`, `@EventPattern`), a gateway handler (`@SubscribeMessage`) or a resolver
+ * (`@Query`, `@Mutation`, `@Subscription`, `@ResolveField`); `undefined` for any other method (routes, plain
+ * methods).
  */
-export function handlerTransport(handler: object): UnservedTransport | undefined {
-  const marked = (key: string): boolean => Reflect.getOwnMetadata(key, handler) !== undefined;
-  if (marked(NEST_PATTERN_METADATA)) return 'rpc';
-  if (marked(NEST_MESSAGE_MAPPING_METADATA)) return 'ws';
-  if (marked(NEST_GRAPHQL_RESOLVER_METADATA) || marked(NEST_GRAPHQL_FIELD_METADATA)) return 'graphql';
-  return undefined;
+export function unservedTransportOf(handler: TransportHandler): LockTransport<LockErrorMappings> | undefined {
+  return LOCK_TRANSPORTS.find((transport) => transport.mayRunUnserved?.(handler));
 }
 
 /**
- * What a `@WithLock` handler of `transport` ends with when no `LockInterceptor` served its call, as Nest
- * leaves some: a microservice connected with `connectMicroservice()` without `inheritAppConfig`, a gateway on
- * NestJS 11, a `@ResolveField` without `fieldResolverEnhancers`. A lock error becomes the answer of the
- * application's `LockInterceptor` (its subclass's, if registered), thrown (RPC, WebSocket) or resolved as the
- * field's value (GraphQL, so that no exception handler logs it); anything else is rethrown untouched, and so is
- * every error of an application without a `LockInterceptor`.
+ * What a `@WithLock` handler of `transport` ends with when no `LockInterceptor` served its call, as Nest leaves
+ * some: a job processor always, a microservice connected with `connectMicroservice()` without
+ * `inheritAppConfig`, a gateway on NestJS 11, a `@ResolveField` without `fieldResolverEnhancers`. A lock error
+ * becomes the answer of the application's `LockInterceptor` (its subclass's, if registered): thrown (RPC,
+ * WebSocket, jobs) or resolved as the field's value (GraphQL, so that no exception handler logs it). Anything
+ * else is rethrown untouched, and so is every error of an application without a `LockInterceptor`, but a job's.
+ * @param args the handler's arguments
+ * @param mappings the application's `LockInterceptor`, if it has one
  */
 export async function answerUnserved(
-  service: LockManager,
-  transport: UnservedTransport,
+  transport: LockTransport<LockErrorMappings>,
   error: unknown,
+  args: readonly unknown[],
+  mappings: LockErrorMappings | undefined,
 ): Promise<unknown> {
-  const mapper = isLockError(error) ? errorMapperFor(service) : undefined;
-  if (!mapper) throw error;
-  const answer = await mapper.transportError(transport, error as Error);
-  if (transport === 'graphql' && answer !== error) return answer;
-  throw answer;
+  if (!isLockError(error)) throw error;
+  const call = { args };
+  const answer = mappings ? transport.mapError(error, call, mappings) : transport.mapErrorAlone?.(error, call);
+  if (!answer) throw error;
+  return lastValueFrom(await answer, { defaultValue: undefined });
 }
