@@ -3,12 +3,12 @@
 // side by side, since a nested option often moves up a level (`redlock.keyPrefix` is a module option).
 
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import type { LockStoreCheckOptions } from '../health/check-lock-store.js';
+import type { LockStoreCheckOptions } from '../interfaces/lock-store-check-options.interface.js';
 import type { LockModuleOptions, RedisClusterConfig } from '../interfaces/lock-module-options.interface.js';
 import type { LockDefaults, LockOptions, LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
+import type { LockManagerOptions } from '../interfaces/lock-manager-options.interface.js';
 import type { WithLockOptions } from '../interfaces/with-lock-options.interface.js';
-import type { LockManagerOptions } from '../core/lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
 import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';
 import type { RedisLockStoreOptions } from '../stores/redis/redis-store-options.js';
