@@ -10,11 +10,6 @@ import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.
 import type { LockManagerOptions } from '../interfaces/lock-manager-options.interface.js';
 import type { WithLockOptions } from '../interfaces/with-lock-options.interface.js';
 import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
-import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';
-import type { RedisLockStoreOptions } from '../stores/redis/redis-store-options.js';
-import type { RedlockStoreOptions } from '../stores/redlock/redlock-options.js';
-import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
-import type { ReplicaAckOptions } from '../stores/redis/replica-ack.js';
 import type { BackoffOptions } from '../utils/backoff.js';
 import { closestName } from './closest-name.js';
 
@@ -186,66 +181,6 @@ export const BACKOFF_OPTIONS: OptionsKind = {
 export const TELEMETRY_OPTIONS: OptionsKind = {
   title: 'telemetry options',
   names: { metrics: true, traces: true, resolvedKeys: true } as const satisfies OptionNames<LockTelemetryOptions>,
-};
-
-/** `replicaAck`. */
-export const REPLICA_ACK_OPTIONS: OptionsKind = {
-  title: 'replicaAck options',
-  names: { replicas: true, timeout: true } as const satisfies OptionNames<ReplicaAckOptions>,
-};
-
-/** What every store on an ioredis client takes: the client and how it shares out keys and notices. */
-const REDIS_CLIENT_OPTIONS = {
-  client: true,
-  keyPrefix: true,
-  ownsClient: true,
-  releaseNotices: true,
-  handoffWindow: true,
-} as const;
-
-/** `RedisPermitStore` constructor options. */
-export const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
-  title: 'RedisPermitStore options',
-  names: REDIS_CLIENT_OPTIONS satisfies OptionNames<RedisPermitStoreOptions>,
-};
-
-/** `RedisLockStore` constructor options. */
-export const REDIS_STORE_OPTIONS: OptionsKind = {
-  title: 'RedisLockStore options',
-  names: {
-    ...REDIS_CLIENT_OPTIONS,
-    replicaAck: true,
-    acceptEvictionRisk: true,
-  } as const satisfies OptionNames<RedisLockStoreOptions>,
-  elsewhere: { redis: 'the ioredis client goes in "client"' },
-};
-
-const REDLOCK_NAMES = {
-  nodes: true,
-  keyPrefix: true,
-  driftFactor: true,
-  timeout: true,
-  releaseNotices: true,
-  handoffWindow: true,
-  acceptEvictionRisk: true,
-} as const satisfies OptionNames<RedlockStoreOptions>;
-
-/** `RedlockStore` constructor options. */
-export const REDLOCK_STORE_OPTIONS: OptionsKind = { title: 'RedlockStore options', names: REDLOCK_NAMES };
-
-/** `EtcdLockStore` constructor options. */
-export const ETCD_STORE_OPTIONS: OptionsKind = {
-  title: 'EtcdLockStore options',
-  names: {
-    hosts: true,
-    client: true,
-    auth: true,
-    credentials: true,
-    keyPrefix: true,
-    timeout: true,
-    sessionTtl: true,
-  } as const satisfies OptionNames<EtcdLockStoreOptions>,
-  elsewhere: { nodes: 'etcd members go in "hosts"', endpoints: 'etcd members go in "hosts"' },
 };
 
 /** The module's `etcd` option: the store's options without `keyPrefix`, which the module sets. */
