@@ -6,6 +6,7 @@ import type { LeaseBounds, StorePlan } from './interfaces/store-family.interface
 import { clockDrift } from './core/lock.js';
 import { DEFAULT_DRAIN_TIMEOUT } from './core/lock-manager.js';
 import type { ASYNC_OPTIONS_TYPE } from './lock.module-definition.js';
+import { toMilliseconds } from './options/duration-option.js';
 import { checkDriftAllowance, checkHandoffWindow, checkStoreMinimum } from './options/lease-bounds.js';
 import { DEFAULT_SETTINGS, resolveSettings } from './options/lock-settings.js';
 import {
@@ -22,7 +23,6 @@ import {
   validateTelemetry,
 } from './options/validate-options.js';
 import { familyOf, planStore, STORE_FAMILIES, type StoreOption } from './stores/registry.js';
-import { toMilliseconds } from './utils/duration.js';
 
 /** The module's own options, beside its lease defaults and the option of each store family. */
 const MODULE_NAMES = {

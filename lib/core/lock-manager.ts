@@ -32,7 +32,8 @@ import {
   resolveSettings,
   type LockSettings,
 } from '../options/lock-settings.js';
-import { MAX_DURATION, toMilliseconds } from '../utils/duration.js';
+import { MAX_DURATION } from '../utils/duration.js';
+import { toMilliseconds } from '../options/duration-option.js';
 import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
 import {

@@ -3,7 +3,8 @@ import { LockConfigurationError } from '../../errors/lock-configuration.error.js
 import type { ReplicaAckOptions } from '../../interfaces/replica-ack-options.interface.js';
 import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
-import { MAX_DURATION, toMilliseconds } from '../../utils/duration.js';
+import { toMilliseconds } from '../../options/duration-option.js';
+import { MAX_DURATION } from '../../utils/duration.js';
 import type { ReplicaAck } from './replica-ack.js';
 
 /** Options of {@link RedisLockStore}. */
