@@ -45,7 +45,7 @@ export interface StoreFamily<Plan extends StorePlan = StorePlan> {
    * when no option selects any.
    */
   readonly option?: keyof LockModuleOptions;
-  /** What that option takes, for the refusal of one given empty: `'{ hosts: [...] }'`. */
+  /** What that option takes, for the refusal of one given empty: `'{ hosts: [...] }'` (given with `option`). */
   readonly expects?: string;
   /** Names that are no module option but belong in this family's option, each with where it goes. */
   readonly misplaced?: Readonly<Record<string, string>>;

@@ -29,9 +29,12 @@ describe('the store registry', () => {
     expect(familyOf(plan).kinds).toContain(plan.kind);
   });
 
-  it('takes the option of every family among the module options, and no misplaced name as one', () => {
+  it('takes each family option among the module options, says what it takes, advises on misplaced names', () => {
     for (const family of STORE_FAMILIES) {
-      if ('option' in family) expect(Object.keys(MODULE_OPTIONS.names)).toContain(family.option);
+      if ('option' in family) {
+        expect(Object.keys(MODULE_OPTIONS.names)).toContain(family.option);
+        expect(family.expects).toEqual(expect.any(String));
+      }
       for (const name of Object.keys('misplaced' in family ? family.misplaced : {})) {
         expect(Object.keys(MODULE_OPTIONS.names)).not.toContain(name);
         expect(MODULE_OPTIONS.elsewhere).toHaveProperty(name);
