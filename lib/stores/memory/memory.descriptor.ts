@@ -12,7 +12,7 @@ export interface MemoryStorePlan {
 }
 
 /** What the module says at startup when it keeps locks in memory because no store was configured. */
-export const MEMORY_STORE_WARNING =
+const MEMORY_STORE_WARNING =
   'No lock store configured (redis, redlock or store): locks are held in this process only (MemoryLockStore), ' +
   'so other instances of this application do not see them and can hold the same lock at once. Configure ' +
   '"redis" for distributed locks, or pass store: new MemoryLockStore() to say in-process locks are intended.';

@@ -27,7 +27,7 @@ export type RedisStorePlan =
  * and connect on the first command (the startup check), not when the client is made: a bootstrap that
  * fails before the module initialises (another provider throwing) leaves no connection behind.
  */
-export const OWNED_CLIENT_DEFAULTS: RedisOptions = Object.freeze({
+const OWNED_CLIENT_DEFAULTS: RedisOptions = Object.freeze({
   maxRetriesPerRequest: 1,
   commandTimeout: 2000,
   connectTimeout: 2000,
@@ -39,7 +39,7 @@ export const OWNED_CLIENT_DEFAULTS: RedisOptions = Object.freeze({
  * announces a failover (`+switch-master`). Without it the client stays with a master that was frozen or cut
  * off and came back, and a holder renews its lease there while another process takes the key on the new one.
  */
-export const SENTINEL_CLIENT_DEFAULTS: RedisOptions = Object.freeze({ failoverDetector: true });
+const SENTINEL_CLIENT_DEFAULTS: RedisOptions = Object.freeze({ failoverDetector: true });
 
 /** The module's `redis: { cluster, options }`. */
 const CLUSTER_CONFIG_OPTIONS: OptionsKind = {
