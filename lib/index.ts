@@ -44,7 +44,7 @@ export { MemoryPermitStore, type MemoryPermitStoreOptions } from './stores/permi
 export { RedisPermitStore, type RedisPermitStoreOptions } from './stores/permits/redis-permit-store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis.store.js';
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock/redlock.store.js';
-export type { ReplicaAckOptions } from './stores/redis/replica-ack.js';
+export type { ReplicaAckOptions } from './interfaces/replica-ack-options.interface.js';
 export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';

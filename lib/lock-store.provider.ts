@@ -2,8 +2,8 @@ import type { FactoryProvider } from '@nestjs/common';
 import type { LockStore } from './interfaces/lock-store.interface.js';
 import { LOCK_STORE } from './lock.constants.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
-import { createStore } from './stores/create-store.js';
-import { checkModuleOptions, type CheckedModuleOptions } from './options/module-options.js';
+import { checkModuleOptions, type CheckedModuleOptions } from './lock.module-options.js';
+import { createStore } from './stores/registry.js';
 
 /** Injection token of the module's options, checked. @internal */
 export const LOCK_CHECKED_OPTIONS = Symbol('nestjs-lock:checked-options');
@@ -11,7 +11,7 @@ export const LOCK_CHECKED_OPTIONS = Symbol('nestjs-lock:checked-options');
 /** The stores this module built itself, and so closes at shutdown; a store given or overridden is never closed. */
 const storesMadeHere = new WeakSet<LockStore>();
 
-/** Whether the module built `store` (from `redis`, `redlock`, `etcd` or no store option) and must close it. @internal */
+/** Whether the module built `store` (from a store family's option, or none) and must close it. @internal */
 export function isMadeByModule(store: LockStore): boolean {
   return storesMadeHere.has(store);
 }
@@ -27,8 +27,9 @@ export const checkedOptionsProvider: FactoryProvider<CheckedModuleOptions> = {
 };
 
 /**
- * Builds the store the checked options ask for, under {@link LOCK_STORE}; `ioredis` is loaded only when a
- * Redis store is built. A test that overrides `LOCK_STORE` builds nothing here. @internal
+ * Builds the store the checked options ask for, under {@link LOCK_STORE}, by its family (see
+ * `stores/registry.ts`), which loads the package it needs (ioredis, etcd3) only then. A test that overrides
+ * `LOCK_STORE` builds nothing here. @internal
  */
 export const lockStoreProvider: FactoryProvider<Promise<LockStore>> = {
   provide: LOCK_STORE,

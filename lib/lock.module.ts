@@ -13,7 +13,8 @@ import {
 import { checkedOptionsProvider, lockStoreProvider } from './lock-store.provider.js';
 import { LOCK_STORE } from './lock.constants.js';
 import { LockService } from './lock.service.js';
-import { ASYNC_MODULE_OPTIONS, checkOptionNames } from './options/option-names.js';
+import { ASYNC_MODULE_OPTIONS } from './lock.module-options.js';
+import { checkOptionNames } from './options/option-names.js';
 import type { DynamicModule } from '@nestjs/common';
 
 /**

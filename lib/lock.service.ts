@@ -13,16 +13,10 @@ import { LockManager } from './core/lock-manager.js';
 import { LOCK_CHECKED_OPTIONS, isMadeByModule } from './lock-store.provider.js';
 import { LOCK_STORE } from './lock.constants.js';
 import type { LockStore } from './interfaces/lock-store.interface.js';
-import type { CheckedModuleOptions } from './options/module-options.js';
+import type { CheckedModuleOptions } from './lock.module-options.js';
 import { registerService, unregisterService } from './lock-registry.js';
 import { LockTelemetry } from './telemetry/lock-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
-
-/** What the module says at startup when it keeps locks in memory because no store was configured. */
-export const MEMORY_STORE_WARNING =
-  'No lock store configured (redis, redlock or store): locks are held in this process only (MemoryLockStore), ' +
-  'so other instances of this application do not see them and can hold the same lock at once. Configure ' +
-  '"redis" for distributed locks, or pass store: new MemoryLockStore() to say in-process locks are intended.';
 
 /**
  * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect`,
@@ -44,7 +38,7 @@ export const MEMORY_STORE_WARNING =
  */
 @Injectable()
 export class LockService extends LockManager implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
-  private readonly memoryByDefault: boolean;
+  private readonly storeWarning?: string;
   private readonly verifyOnStartup: boolean;
   private readonly telemetry: LockTelemetryOptions | false;
   private readonly detach: Array<() => void> = [];
@@ -68,14 +62,15 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
       // checked at bootstrap (onModuleInit), which an acquisition made before it waits for; or not at all
       verifyOnFirstUse: options.verifyOnStartup,
     });
-    this.memoryByDefault = options.store.kind === 'memory' && isMadeByModule(store);
+    // a store a test put under LOCK_STORE is not the one the warning is about
+    if (isMadeByModule(store)) this.storeWarning = options.storeWarning;
     this.verifyOnStartup = options.verifyOnStartup;
     this.telemetry = options.telemetry;
   }
 
   /** Checks the store and makes the service available to `@WithLock` methods. */
   async onModuleInit(): Promise<void> {
-    if (this.memoryByDefault) this.logger?.warn(MEMORY_STORE_WARNING);
+    if (this.storeWarning) this.logger?.warn(this.storeWarning);
     if (this.verifyOnStartup) {
       try {
         await this.verify();

@@ -1,14 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { isLockError } from '../errors/lock.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import type {
-  LockDefaults,
-  LockLogger,
-  LockOptions,
-  LockSectionOptions,
-} from '../interfaces/lock-options.interface.js';
+import type { LockLogger, LockOptions, LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { LockManagerOptions } from '../interfaces/lock-manager-options.interface.js';
 import { Acquirer, type Outcome } from './acquirer.js';
 import { HoldTimes } from './hold-times.js';
 import { LeaseBook } from './lease-book.js';
@@ -36,7 +32,8 @@ import {
   resolveSettings,
   type LockSettings,
 } from '../options/lock-settings.js';
-import { MAX_DURATION, toMilliseconds, type Duration } from '../utils/duration.js';
+import { MAX_DURATION } from '../utils/duration.js';
+import { toMilliseconds } from '../options/duration-option.js';
 import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
 import {
@@ -56,35 +53,7 @@ import {
   validateStore,
 } from '../options/validate-options.js';
 
-/** Options of a {@link LockManager}: a store and the defaults of every acquisition. */
-export interface LockManagerOptions extends LockDefaults {
-  /** Where leases live. */
-  readonly store: LockStore;
-  /** Where lost leases and store failures are reported. @default silent */
-  readonly logger?: LockLogger;
-  /** Close the store in `close()`; leave it `false` for a store someone else still uses. @default true */
-  readonly closeStore?: boolean;
-  /**
-   * How long `close()` lets holders inside their locked section finish (their leases still renewed) before
-   * it asks the rest to stop: their signals abort with reason `shutdown` and their leases stay held until
-   * they let go; `0` asks at once. `close()` resolves by then.
-   * @default '5s'
-   */
-  readonly drainTimeout?: Duration;
-  /**
-   * Check the store (see `verify()`) before the first acquisition, which waits for it; a check that fails
-   * refuses the acquisitions with its error. `false` when you check the store yourself otherwise.
-   * @default true
-   */
-  readonly verifyOnFirstUse?: boolean;
-  /**
-   * Name the resolved key (`order:42`) in error messages and log lines instead of its key template (the
-   * `metricKey` option; a direct call without one names none). Off by default: a resolved key may carry user
-   * data (an e-mail, a tenant) that logs should not keep. `error.key` holds it either way.
-   * @default false
-   */
-  readonly exposeResolvedKeys?: boolean;
-}
+export type { LockManagerOptions } from '../interfaces/lock-manager-options.interface.js';
 
 /** The option names each direct call takes. */
 const OPTIONS_OF: Readonly<Record<'acquire' | 'tryAcquire' | 'using', OptionsKind>> = {

@@ -4,7 +4,7 @@ import type { WithLockOptions } from '../interfaces/with-lock-options.interface.
 import { WITH_LOCK_METADATA } from '../lock.constants.js';
 import { errorMappingsFor, serviceFor } from '../lock-registry.js';
 import { copyMethodIdentity } from './copy-metadata.js';
-import { toMilliseconds } from '../utils/duration.js';
+import { toMilliseconds } from '../options/duration-option.js';
 import { DEFAULT_SETTINGS, resolveSettings } from '../options/lock-settings.js';
 import { LockedMethod, type LockKeySpec } from './locked-method.js';
 import { checkOptionNames, WITH_LOCK_OPTIONS } from '../options/option-names.js';

@@ -4,18 +4,15 @@ import type { LockStore, LockStoreHealth } from '../interfaces/lock-store.interf
 import { MAX_DURATION } from '../utils/duration.js';
 import { checkOptionNames, HEALTH_CHECK_OPTIONS } from '../options/option-names.js';
 import { validateInteger } from '../options/validate-options.js';
+import type { LockStoreCheckOptions } from '../interfaces/lock-store-check-options.interface.js';
+
+export type { LockStoreCheckOptions } from '../interfaces/lock-store-check-options.interface.js';
 
 /** A key no lock uses: stores without `health()` are probed by reading it. */
 const PROBE_KEY = '__nestjs-lock:health__';
 
 /** @default 1000 */
 export const DEFAULT_HEALTH_TIMEOUT = 1000;
-
-/** Options of `checkLockStore`. */
-export interface LockStoreCheckOptions {
-  /** Report the store down when it has not answered within this many ms. @default 1000 */
-  readonly timeout?: number;
-}
 
 /** The outcome of `checkLockStore`. */
 export type LockStoreStatus =

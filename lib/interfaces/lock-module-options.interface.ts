@@ -21,9 +21,9 @@ export interface RedisClusterConfig {
 
 /**
  * Options of `LockModule.forRoot()` / `forRootAsync()`, all checked at bootstrap before anything connects; an
- * unknown name is refused with the closest known one. Give one of `redis`, `redlock` or `store`; with none of
- * them at all, locks live in this process only (`MemoryLockStore`), with a warning at startup. One of them
- * given as `undefined`, `null` or `''` (an unset variable, most often) is refused.
+ * unknown name is refused with the closest known one. Give one of `redis`, `redlock`, `etcd` or `store`; with
+ * none of them at all, locks live in this process only (`MemoryLockStore`), with a warning at startup. One of
+ * them given as `undefined`, `null` or `''` (an unset variable, most often) is refused.
  */
 export interface LockModuleOptions extends LockDefaults {
   /**

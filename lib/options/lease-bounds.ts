@@ -1,5 +1,6 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { LeaseBounds } from '../interfaces/store-family.interface.js';
 
 /**
  * Refuses a ttl whose clock-drift allowance is more than a third of it. A lease is renewed at a third of its
@@ -56,13 +57,27 @@ export function checkStoreMinimum(least: number | undefined, store: string, ttl:
 }
 
 /**
+ * What a ttl must respect on `store`, as the store says: the one place that reads a store's `minTtl`,
+ * `clockDrift` and `handoffWindow`.
+ */
+export function leaseBoundsOf(store: LockStore): LeaseBounds {
+  return {
+    store: store.constructor.name,
+    minTtl: store.minTtl,
+    clockDrift: store.clockDrift?.bind(store),
+    handoffWindow: store.handoffWindow,
+  };
+}
+
+/**
  * Refuses a ttl set after startup (by one call, a decorator, or `extend`) that `store` cannot keep: the three
  * checks above, each blaming `option`.
  * @param drift the clock-drift allowance of this ttl
  * @throws LockConfigurationError naming `option`
  */
 export function checkTtlForStore(store: LockStore, ttl: number, drift: number, option: string): void {
+  const bounds = leaseBoundsOf(store);
   checkDriftAllowance(ttl, drift, option);
-  checkHandoffWindow(store.handoffWindow, ttl, option);
-  checkStoreMinimum(store.minTtl, store.constructor.name, ttl, option);
+  checkHandoffWindow(bounds.handoffWindow, ttl, option);
+  checkStoreMinimum(bounds.minTtl, bounds.store, ttl, option);
 }

@@ -3,7 +3,8 @@ import type { PermitShape } from '../interfaces/permit-store.interface.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { checkPermitShape } from '../stores/permits/permit-shape.js';
 import type { BackoffOptions } from '../utils/backoff.js';
-import { MAX_DURATION, toMilliseconds } from '../utils/duration.js';
+import { MAX_DURATION } from '../utils/duration.js';
+import { toMilliseconds } from './duration-option.js';
 import { BACKOFF_OPTIONS, checkOptionNames } from './option-names.js';
 import { validateBoolean, validateInteger, validateText } from './validate-options.js';
 

@@ -1,13 +1,7 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { closestName, editDistance } from './closest-name.js';
-import {
-  CALL_OPTIONS,
-  checkOptionNames,
-  MODULE_OPTIONS,
-  TRY_OPTIONS,
-  USING_OPTIONS,
-  WITH_LOCK_OPTIONS,
-} from './option-names.js';
+import { CALL_OPTIONS, checkOptionNames, TRY_OPTIONS, USING_OPTIONS, WITH_LOCK_OPTIONS } from './option-names.js';
+import { MODULE_OPTIONS } from '../lock.module-options.js';
 
 /** The error `checkOptionNames` throws, or a failure when it throws none. */
 function refusal(options: object, kind = MODULE_OPTIONS, scope?: string): LockConfigurationError {

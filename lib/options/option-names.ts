@@ -1,20 +1,9 @@
-// Near 250 lines of code (300 with its doc comments), kept whole: it is one table per options object the
-// package accepts, each checked against its interface (`satisfies OptionNames<T>`), and the tables read best
-// side by side, since a nested option often moves up a level (`redlock.keyPrefix` is a module option).
-
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import type { LockStoreCheckOptions } from '../health/check-lock-store.js';
-import type { LockModuleOptions, RedisClusterConfig } from '../interfaces/lock-module-options.interface.js';
+import type { LockStoreCheckOptions } from '../interfaces/lock-store-check-options.interface.js';
 import type { LockDefaults, LockOptions, LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
+import type { LockManagerOptions } from '../interfaces/lock-manager-options.interface.js';
 import type { WithLockOptions } from '../interfaces/with-lock-options.interface.js';
-import type { LockManagerOptions } from '../core/lock-manager.js';
-import type { ASYNC_OPTIONS_TYPE } from '../lock.module-definition.js';
-import type { RedisPermitStoreOptions } from '../stores/permits/redis-permit-store.js';
-import type { RedisLockStoreOptions } from '../stores/redis/redis-store-options.js';
-import type { RedlockStoreOptions } from '../stores/redlock/redlock-options.js';
-import type { EtcdLockStoreOptions } from '../stores/etcd/etcd-options.js';
-import type { ReplicaAckOptions } from '../stores/redis/replica-ack.js';
 import type { BackoffOptions } from '../utils/backoff.js';
 import { closestName } from './closest-name.js';
 
@@ -45,7 +34,8 @@ const LEASE_OPTIONS = {
   retryAfter: true,
 } as const;
 
-const LOCK_DEFAULTS = {
+/** What the module's defaults of every lease take: the lease's own options, the key limit, `onLost`. */
+export const LOCK_DEFAULT_NAMES = {
   ...LEASE_OPTIONS,
   maxKeyLength: true,
   onLost: true,
@@ -66,7 +56,7 @@ const SECTION_OPTIONS = { ...LOCK_OPTIONS, onLost: true } as const satisfies Opt
 const { wait: _neverWaits, ...TRY_OPTION_NAMES } = LOCK_OPTIONS;
 
 /** What `onContention` and `holdAtLeast` mean outside `@WithLock`: nothing, and what to do instead. */
-const DECORATOR_ONLY = {
+export const DECORATOR_ONLY = {
   onContention:
     'it is an option of @WithLock; a direct call throws LockNotAcquiredError on contention (catch it), or use tryAcquire(), which resolves null',
   holdAtLeast:
@@ -79,63 +69,11 @@ const SECTION_ONLY = {
     'it is an option of using() and @WithLock, whose result it replaces; a lock from acquire() tells its loss by lock.signal (check lock.isHeld before you commit)',
 };
 
-/** `LockModule.forRoot()` options, and what a `forRootAsync()` factory returns. */
-export const MODULE_OPTIONS: OptionsKind = {
-  title: 'LockModule options',
-  names: {
-    ...LOCK_DEFAULTS,
-    redis: true,
-    redlock: true,
-    etcd: true,
-    store: true,
-    keyPrefix: true,
-    releaseNotices: true,
-    handoffWindow: true,
-    replicaAck: true,
-    acceptEvictionRisk: true,
-    verifyOnStartup: true,
-    interceptor: true,
-    exposeResolvedKeys: true,
-    drainTimeout: true,
-    logger: true,
-    telemetry: true,
-  } as const satisfies OptionNames<LockModuleOptions>,
-  elsewhere: {
-    url: 'a connection URL goes in "redis": { redis: "redis://host:6379" }',
-    host: 'a server goes in "redis": { redis: { host, port } }',
-    port: 'a server goes in "redis": { redis: { host, port } }',
-    client: 'an ioredis client goes in "redis": { redis: client }',
-    nodes: 'Redlock nodes go in "redlock": { redlock: { nodes: [...] } }',
-    hosts: 'etcd members go in "etcd": { etcd: { hosts: [...] } }',
-    cluster: 'a Redis Cluster goes in "redis": { redis: { cluster: [nodes], options } }',
-    isGlobal: 'it is an option of forRoot() / forRootAsync() themselves, not of the options a factory returns',
-    label: 'it names one acquisition: give it per call or per @WithLock',
-    metricKey: 'it names one acquisition: give it per call or per @WithLock',
-    limit: "it is the shape of one key's locks: give it per call or per @WithLock",
-    mode: "it is the shape of one key's locks: give it per call or per @WithLock",
-    ...DECORATOR_ONLY,
-  },
-};
-
-/** `LockModule.forRootAsync()` options (those of Nest's `ConfigurableModuleBuilder`, and `isGlobal`). */
-export const ASYNC_MODULE_OPTIONS: OptionsKind = {
-  title: 'LockModule.forRootAsync() options',
-  names: {
-    imports: true,
-    inject: true,
-    useFactory: true,
-    useClass: true,
-    useExisting: true,
-    provideInjectionTokensFrom: true,
-    isGlobal: true,
-  } as const satisfies OptionNames<typeof ASYNC_OPTIONS_TYPE>,
-};
-
 /** `LockManager` constructor options. */
 export const MANAGER_OPTIONS: OptionsKind = {
   title: 'LockManager options',
   names: {
-    ...LOCK_DEFAULTS,
+    ...LOCK_DEFAULT_NAMES,
     store: true,
     logger: true,
     closeStore: true,
@@ -186,106 +124,6 @@ export const BACKOFF_OPTIONS: OptionsKind = {
 export const TELEMETRY_OPTIONS: OptionsKind = {
   title: 'telemetry options',
   names: { metrics: true, traces: true, resolvedKeys: true } as const satisfies OptionNames<LockTelemetryOptions>,
-};
-
-/** `replicaAck`. */
-export const REPLICA_ACK_OPTIONS: OptionsKind = {
-  title: 'replicaAck options',
-  names: { replicas: true, timeout: true } as const satisfies OptionNames<ReplicaAckOptions>,
-};
-
-/** What every store on an ioredis client takes: the client and how it shares out keys and notices. */
-const REDIS_CLIENT_OPTIONS = {
-  client: true,
-  keyPrefix: true,
-  ownsClient: true,
-  releaseNotices: true,
-  handoffWindow: true,
-} as const;
-
-/** `RedisPermitStore` constructor options. */
-export const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
-  title: 'RedisPermitStore options',
-  names: REDIS_CLIENT_OPTIONS satisfies OptionNames<RedisPermitStoreOptions>,
-};
-
-/** `RedisLockStore` constructor options. */
-export const REDIS_STORE_OPTIONS: OptionsKind = {
-  title: 'RedisLockStore options',
-  names: {
-    ...REDIS_CLIENT_OPTIONS,
-    replicaAck: true,
-    acceptEvictionRisk: true,
-  } as const satisfies OptionNames<RedisLockStoreOptions>,
-  elsewhere: { redis: 'the ioredis client goes in "client"' },
-};
-
-const REDLOCK_NAMES = {
-  nodes: true,
-  keyPrefix: true,
-  driftFactor: true,
-  timeout: true,
-  releaseNotices: true,
-  handoffWindow: true,
-  acceptEvictionRisk: true,
-} as const satisfies OptionNames<RedlockStoreOptions>;
-
-/** `RedlockStore` constructor options. */
-export const REDLOCK_STORE_OPTIONS: OptionsKind = { title: 'RedlockStore options', names: REDLOCK_NAMES };
-
-/** `EtcdLockStore` constructor options. */
-export const ETCD_STORE_OPTIONS: OptionsKind = {
-  title: 'EtcdLockStore options',
-  names: {
-    hosts: true,
-    client: true,
-    auth: true,
-    credentials: true,
-    keyPrefix: true,
-    timeout: true,
-    sessionTtl: true,
-  } as const satisfies OptionNames<EtcdLockStoreOptions>,
-  elsewhere: { nodes: 'etcd members go in "hosts"', endpoints: 'etcd members go in "hosts"' },
-};
-
-/** The module's `etcd` option: the store's options without `keyPrefix`, which the module sets. */
-export const MODULE_ETCD_OPTIONS: OptionsKind = {
-  title: 'etcd options',
-  names: {
-    hosts: true,
-    client: true,
-    auth: true,
-    credentials: true,
-    timeout: true,
-    sessionTtl: true,
-  } as const satisfies OptionNames<NonNullable<LockModuleOptions['etcd']>>,
-  elsewhere: {
-    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, etcd: { hosts } })',
-    nodes: 'etcd members go in "hosts"',
-    endpoints: 'etcd members go in "hosts"',
-  },
-};
-
-/** The module's `redlock` option: the store's options without those the module sets for every store. */
-export const MODULE_REDLOCK_OPTIONS: OptionsKind = {
-  title: 'redlock options',
-  names: {
-    nodes: true,
-    driftFactor: true,
-    timeout: true,
-  } as const satisfies OptionNames<NonNullable<LockModuleOptions['redlock']>>,
-  elsewhere: {
-    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, redlock: { nodes } })',
-    releaseNotices: 'it is a module option: LockModule.forRoot({ releaseNotices, redlock: { nodes } })',
-    handoffWindow: 'it is a module option: LockModule.forRoot({ handoffWindow, redlock: { nodes } })',
-    acceptEvictionRisk: 'it is a module option: LockModule.forRoot({ acceptEvictionRisk, redlock: { nodes } })',
-  },
-};
-
-/** The module's `redis: { cluster, options }`. */
-export const CLUSTER_CONFIG_OPTIONS: OptionsKind = {
-  title: 'Redis Cluster config',
-  names: { cluster: true, options: true } as const satisfies OptionNames<RedisClusterConfig>,
 };
 
 /** Options of `checkLockStore()` and `LockHealthIndicator.isHealthy()`. */

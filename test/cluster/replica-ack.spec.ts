@@ -8,7 +8,7 @@ import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../lib/core/lock-manager.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../../lib/stores/redis/redis.store.js';
-import { checkModuleOptions } from '../../lib/options/module-options.js';
+import { checkModuleOptions } from '../../lib/lock.module-options.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { newToken } from '../../lib/utils/token.js';
 import { sleepServer } from '../support/faults.js';

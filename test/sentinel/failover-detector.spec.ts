@@ -4,8 +4,8 @@ import { Redis } from 'ioredis';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../lib/core/lock-manager.js';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
-import { createStore } from '../../lib/stores/create-store.js';
-import { checkModuleOptions } from '../../lib/options/module-options.js';
+import { createStore } from '../../lib/stores/registry.js';
+import { checkModuleOptions } from '../../lib/lock.module-options.js';
 import { startRedisSentinel, type RedisSentinelHandle } from '../support/redis-sentinel.js';
 import { uniquePrefix } from '../support/stores.js';
 

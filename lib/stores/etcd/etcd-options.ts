@@ -1,7 +1,7 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { redactUrl } from '../../utils/redact.js';
 import { validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
-import { checkOptionsObject, ETCD_STORE_OPTIONS } from '../../options/option-names.js';
+import { checkOptionsObject, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import type { Etcd3Client } from './etcd-client.js';
 import type { EtcdLockStoreOptions } from '../../interfaces/etcd-store-options.interface.js';
 
@@ -9,6 +9,21 @@ export type { Etcd3ClientLike, EtcdLockStoreOptions } from '../../interfaces/etc
 
 /** The least ttl, in ms, the etcd store grants: etcd counts leases in whole seconds. */
 export const MIN_ETCD_TTL = 1000;
+
+/** `EtcdLockStore` constructor options. */
+const ETCD_STORE_OPTIONS: OptionsKind = {
+  title: 'EtcdLockStore options',
+  names: {
+    hosts: true,
+    client: true,
+    auth: true,
+    credentials: true,
+    keyPrefix: true,
+    timeout: true,
+    sessionTtl: true,
+  } as const satisfies OptionNames<EtcdLockStoreOptions>,
+  elsewhere: { nodes: 'etcd members go in "hosts"', endpoints: 'etcd members go in "hosts"' },
+};
 
 /** Options with their defaults, checked. */
 export interface ResolvedEtcdOptions {

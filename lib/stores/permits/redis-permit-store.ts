@@ -11,13 +11,13 @@ import type {
   PermitStore,
 } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { checkOptionNames, REDIS_PERMIT_STORE_OPTIONS } from '../../options/option-names.js';
+import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { quoted } from '../../utils/printable.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { closeClient } from '../redis/close-client.js';
 import { isCluster, subscriberClient } from '../redis/cluster-client.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
+import { DEFAULT_HANDOFF_WINDOW, REDIS_CLIENT_OPTIONS } from '../redis/redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from '../redis/release-subscriber.js';
 import { runScript, runScriptBatch } from '../redis/script-runner.js';
 import { isWrongType, redisStoreError } from '../redis/store-error.js';
@@ -59,6 +59,12 @@ export interface RedisPermitStoreOptions {
    */
   readonly handoffWindow?: number;
 }
+
+/** `RedisPermitStore` constructor options. */
+const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
+  title: 'RedisPermitStore options',
+  names: REDIS_CLIENT_OPTIONS satisfies OptionNames<RedisPermitStoreOptions>,
+};
 
 /**
  * Semaphores and readers-writer locks on one Redis or Valkey server, or a Redis Cluster, through ioredis:

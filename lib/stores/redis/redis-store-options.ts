@@ -1,8 +1,11 @@
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
-import { checkOptionNames, REDIS_STORE_OPTIONS } from '../../options/option-names.js';
+import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
+import type { ReplicaAckOptions } from '../../interfaces/replica-ack-options.interface.js';
+import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
+import { toMilliseconds } from '../../options/duration-option.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { resolveReplicaAck, type ReplicaAck, type ReplicaAckOptions } from './replica-ack.js';
+import type { ReplicaAck } from './replica-ack.js';
 
 /** Options of {@link RedisLockStore}. */
 export interface RedisLockStoreOptions {
@@ -42,6 +45,32 @@ export interface RedisLockStoreOptions {
   readonly acceptEvictionRisk?: boolean;
 }
 
+/** What every store on an ioredis client takes: the client and how it shares out keys and notices. */
+export const REDIS_CLIENT_OPTIONS = {
+  client: true,
+  keyPrefix: true,
+  ownsClient: true,
+  releaseNotices: true,
+  handoffWindow: true,
+} as const;
+
+/** `RedisLockStore` constructor options. */
+const REDIS_STORE_OPTIONS: OptionsKind = {
+  title: 'RedisLockStore options',
+  names: {
+    ...REDIS_CLIENT_OPTIONS,
+    replicaAck: true,
+    acceptEvictionRisk: true,
+  } as const satisfies OptionNames<RedisLockStoreOptions>,
+  elsewhere: { redis: 'the ioredis client goes in "client"' },
+};
+
+/** `replicaAck`. */
+const REPLICA_ACK_OPTIONS: OptionsKind = {
+  title: 'replicaAck options',
+  names: { replicas: true, timeout: true } as const satisfies OptionNames<ReplicaAckOptions>,
+};
+
 /** The hand-off window of a store that sets none, in ms. */
 export const DEFAULT_HANDOFF_WINDOW = 20;
 
@@ -74,4 +103,32 @@ export function checkRedisStoreOptions(
     ...(replicaAck === undefined ? {} : { replicaAck }),
     acceptEvictionRisk: validateBoolean('acceptEvictionRisk', options.acceptEvictionRisk ?? false),
   };
+}
+
+/**
+ * Checks the `replicaAck` option against the client it will run on.
+ * @param commandTimeout the client's `commandTimeout` in ms, when it has one
+ * @throws LockConfigurationError naming the field that cannot work
+ */
+export function resolveReplicaAck(value: unknown, commandTimeout: number | undefined): ReplicaAck | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new LockConfigurationError(
+      'replicaAck',
+      value,
+      'expected { replicas, timeout }, e.g. { replicas: 1, timeout: 50 }',
+    );
+  }
+  checkOptionNames(value, REPLICA_ACK_OPTIONS, 'replicaAck');
+  const options = value as ReplicaAckOptions;
+  const replicas = validateInteger('replicaAck.replicas', options.replicas, 1);
+  const timeout = toMilliseconds(options.timeout, 'replicaAck.timeout');
+  if (commandTimeout !== undefined && timeout >= commandTimeout) {
+    throw new LockConfigurationError(
+      'replicaAck.timeout',
+      options.timeout,
+      `expected less than the client's commandTimeout (${commandTimeout} ms), or the client gives up on WAIT before Redis answers`,
+    );
+  }
+  return { replicas, timeout };
 }

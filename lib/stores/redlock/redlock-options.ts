@@ -1,12 +1,26 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { checkOptionsObject, REDLOCK_STORE_OPTIONS } from '../../options/option-names.js';
+import { checkOptionsObject, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
 import type { RedlockStoreOptions } from '../../interfaces/redlock-store-options.interface.js';
 import { checkNodes, type CheckedNode } from './redlock-nodes.js';
 
 export type { RedlockStoreOptions } from '../../interfaces/redlock-store-options.interface.js';
+
+/** `RedlockStore` constructor options. */
+const REDLOCK_STORE_OPTIONS: OptionsKind = {
+  title: 'RedlockStore options',
+  names: {
+    nodes: true,
+    keyPrefix: true,
+    driftFactor: true,
+    timeout: true,
+    releaseNotices: true,
+    handoffWindow: true,
+    acceptEvictionRisk: true,
+  } as const satisfies OptionNames<RedlockStoreOptions>,
+};
 
 /** {@link RedlockStoreOptions} checked, the nodes not yet connected. */
 export interface RedlockStoreSettings {

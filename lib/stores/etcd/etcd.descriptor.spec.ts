@@ -1,6 +1,6 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
-import { createStore } from '../create-store.js';
-import { checkModuleOptions } from '../../options/module-options.js';
+import { createStore } from '../registry.js';
+import { checkModuleOptions } from '../../lock.module-options.js';
 import { EtcdLockStore } from './etcd-lock-store.js';
 
 /** The option a module configuration is refused for, or `undefined` when it is taken. */

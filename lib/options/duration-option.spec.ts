@@ -1,5 +1,6 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import { MAX_DURATION, toMilliseconds, type Duration, type DurationRange } from './duration.js';
+import { MAX_DURATION, type Duration } from '../utils/duration.js';
+import { toMilliseconds, type DurationRange } from './duration-option.js';
 
 /** The error `toMilliseconds` throws for `value`, or a failure when it throws none. */
 function refusal(value: unknown, option = 'ttl', range?: DurationRange): LockConfigurationError {

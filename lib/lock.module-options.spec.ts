@@ -1,7 +1,7 @@
-import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import { MemoryLockStore } from '../stores/memory/memory.store.js';
-import { checkModuleOptions } from './module-options.js';
-import { refusalOf } from '../../test/support/refusal.js';
+import { LockConfigurationError } from './errors/lock-configuration.error.js';
+import { MemoryLockStore } from './stores/memory/memory.store.js';
+import { checkModuleOptions } from './lock.module-options.js';
+import { refusalOf } from '../test/support/refusal.js';
 
 /** The error `checkModuleOptions` throws for `options`, or a failure when it throws none. */
 function refusal(options: unknown): LockConfigurationError {

@@ -1,9 +1,9 @@
 import type { Cluster, Redis } from 'ioredis';
-import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
-import type { RedisLockStore } from './redis/redis.store.js';
-import { createStore } from './create-store.js';
-import { checkModuleOptions } from '../options/module-options.js';
+import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
+import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
+import type { RedisLockStore } from './redis.store.js';
+import { createStore } from '../registry.js';
+import { checkModuleOptions } from '../../lock.module-options.js';
 
 const build = (options: LockModuleOptions) => createStore(checkModuleOptions(options).store);
 
