@@ -152,12 +152,8 @@ describe('LockManager.close() drains', () => {
       await storeClosed;
       expect(await admin.exists(lockKey)).toBe(0);
       expect(logger.warnings).toEqual([
-        expect.stringMatching(
-          /^Lock "doc:<id>": the shutdown's drain of 200 ms ended while its lease was held/,
-        ),
-        expect.stringMatching(
-          /^Lock "doc:<id>": released \d+ ms past the shutdown's drain \(held for \d+ ms\)\.$/,
-        ),
+        expect.stringMatching(/^Lock "doc:<id>": the shutdown's drain of 200 ms ended while its lease was held/),
+        expect.stringMatching(/^Lock "doc:<id>": released \d+ ms past the shutdown's drain \(held for \d+ ms\)\.$/),
       ]);
       for (const warning of logger.warnings) expect(warning).not.toContain('doc:42');
     } finally {
