@@ -1,26 +1,13 @@
 import { Redis } from 'ioredis';
-import { LockConfigurationError } from '../../lib/errors/lock-configuration.error.js';
-import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
-import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
-import { MemoryPermitStore } from '../../lib/stores/permits/memory-permit-store.js';
-import { hasPermits, permitsOf } from '../../lib/stores/permits/permits-of.js';
-import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
-import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
-import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
-import { freePort } from '../support/redis-server.js';
-import { clusterPermitKind, memoryPermitKind, redisPermitKind } from '../support/permit-stores.js';
-import { clusterKind } from '../support/stores.js';
-import { describePermitContract } from './permit-store.contract.js';
-
-describePermitContract(memoryPermitKind, false);
-describePermitContract(redisPermitKind, true);
-
-describe('on a local Redis Cluster (3 masters, 3 replicas)', () => {
-  beforeAll(() => clusterKind.cluster(), 60_000);
-  afterAll(() => clusterKind.stop());
-
-  describePermitContract(clusterPermitKind, true);
-});
+import { LockConfigurationError } from '../../../lib/errors/lock-configuration.error.js';
+import { EtcdLockStore } from '../../../lib/stores/etcd/etcd-lock-store.js';
+import { MemoryLockStore } from '../../../lib/stores/memory/memory.store.js';
+import { MemoryPermitStore } from '../../../lib/stores/permits/memory-permit-store.js';
+import { hasPermits, permitsOf } from '../../../lib/stores/permits/permits-of.js';
+import { RedlockStore } from '../../../lib/stores/redlock/redlock.store.js';
+import { RedisLockStore } from '../../../lib/stores/redis/redis.store.js';
+import type { LockStore } from '../../../lib/interfaces/lock-store.interface.js';
+import { freePort } from '../../support/redis-server.js';
 
 describe('stores without permits', () => {
   it('refuses permits on a RedlockStore with a LockConfigurationError that says why', async () => {
