@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { Redis, type RedisOptions } from 'ioredis';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { testRedisUrl } from './stores.js';
 
 describe('startFaultProxy', () => {
-  const target = process.env.REDIS_TEST_URL!;
+  const target = testRedisUrl();
   let proxy: FaultProxy;
   let direct: Redis;
   const clients: Redis[] = [];
