@@ -3,7 +3,7 @@ import { LockConfigurationError } from '../../lib/errors/lock-configuration.erro
 import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { MemoryPermitStore } from '../../lib/stores/permits/memory-permit-store.js';
-import { hasPermits, permitsOf } from '../../lib/stores/permits/permits-of.js';
+import { permitStoreOf } from '../../lib/core/permit-store-of.js';
 import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
@@ -29,10 +29,10 @@ describe('stores without permits', () => {
     );
     const store = new RedlockStore({ nodes: clients });
     try {
-      expect(hasPermits(store)).toBe(false);
+      expect(store.capabilities.permits).toBeUndefined();
       const error = (() => {
         try {
-          permitsOf(store, { limit: 3 }, '@WithLock(Export.run).limit');
+          permitStoreOf(store, { limit: 3 }, '@WithLock(Export.run).limit');
         } catch (caught) {
           return caught;
         }
@@ -47,32 +47,31 @@ describe('stores without permits', () => {
     }
   });
 
-  it('refuses permits on an EtcdLockStore, and on a store of its own without a permits property', async () => {
+  it('refuses permits on an EtcdLockStore, and on a store of its own that offers none', async () => {
     const etcd = new EtcdLockStore({ hosts: [`127.0.0.1:${await freePort()}`] });
     try {
-      expect(() => permitsOf(etcd, { mode: 'read' })).toThrow(/EtcdLockStore cannot keep N-holder/);
+      expect(() => permitStoreOf(etcd, { mode: 'read' })).toThrow(/EtcdLockStore cannot keep N-holder/);
     } finally {
       await etcd.close();
     }
     // a store of one's own (a LockStore) without permits
     class OwnStore {}
-    expect(() => permitsOf(new OwnStore() as unknown as LockStore, { mode: 'write' })).toThrow(
-      /OwnStore cannot keep N-holder .*no `permits` property/,
+    expect(() => permitStoreOf(new OwnStore() as unknown as LockStore, { mode: 'write' })).toThrow(
+      /OwnStore cannot keep N-holder .*no `capabilities.permits`/,
     );
   });
 
   it('finds the permits of a store that offers them: the memory and Redis stores, and one of your own', async () => {
     const memory = new MemoryLockStore();
-    expect(permitsOf(memory, { limit: 2 })).toBe(memory.permits);
+    expect(permitStoreOf(memory, { limit: 2 })).toBe(memory.capabilities.permits);
     const redis = new RedisLockStore({
       client: new Redis({ port: await freePort(), lazyConnect: true }),
       ownsClient: true,
     });
-    expect(permitsOf(redis, { mode: 'read' })).toBe(redis.permits);
+    expect(permitStoreOf(redis, { mode: 'read' })).toBe(redis.capabilities.permits);
     await Promise.all([memory.close(), redis.close()]);
     const permits = new MemoryPermitStore();
-    const store = Object.assign(new MemoryLockStore(), { permits });
-    expect(hasPermits(store)).toBe(true);
-    expect(permitsOf(store, { limit: 2 })).toBe(permits);
+    const store: LockStore = Object.assign(new MemoryLockStore(), { capabilities: { permits } });
+    expect(permitStoreOf(store, { limit: 2 })).toBe(permits);
   });
 });
