@@ -392,7 +392,7 @@ export class RedisLockStore implements LockStore, PermitCapable {
       return renewals.map(() => failure);
     }
     const outcomes = await Promise.all(
-      replies.map((reply, index) =>
+      replies.map(async (reply, index) =>
         reply instanceof Error
           ? this.failure('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
           : reply === 1,
