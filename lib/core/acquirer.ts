@@ -19,11 +19,6 @@ import { LocalQueue } from './local-queue.js';
 import type { Lock } from './lock.js';
 import { shuttingDownError, type ShutdownGate } from './shutdown-gate.js';
 
-// Longer than our ~250 lines on purpose: the waiting policy is one sequence (the first ask, the local queue, the
-// head's rounds, grants made directly or handed over, late grants given back) over one acquisition's state, and
-// the uncontended path must stay one call deep (acquire -> attempt -> the store): a split would add the layers
-// that path cannot afford, or pass that state around.
-
 /** How an acquisition ended: a grant, or a refusal with the holder's remaining lease. */
 export type Outcome = { readonly lock: Lock } | { readonly remainingTtl: number | undefined };
 /** One try at the store: an outcome, or a late grant given back (`retry`: the wait has time left to ask again). */

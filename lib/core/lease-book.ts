@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { withKeyTemplate } from '../errors/lock.error.js';
-import type { LockLostReason } from '../errors/lock-lost.error.js';
+import type { LockLostError, LockLostReason } from '../errors/lock-lost.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LeaseLimits } from '../interfaces/lease-limits.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
@@ -130,7 +130,8 @@ export class LeaseBook implements LeaseController {
       this.observer.storeError('extend', lock.key, failure, lock);
       throw failure;
     }
-    if (!extended) throw this.lose(lock, 'taken') ?? (lock.loss as Error);
+    // lose() gives nothing only when the lease was lost before: then that loss is the answer
+    if (!extended) throw (this.lose(lock, 'taken') ?? lock.loss) as LockLostError;
     lock.renewed(sentAt, ttl);
     this.observer.extended(lock, ttl);
   }

@@ -177,7 +177,7 @@ export class LockManager {
     try {
       settings = this.settingsOf(options, 'acquire');
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error);
     }
     return this.acquireWith(key, settings);
   }

@@ -35,7 +35,7 @@ export class PermitEngine {
     const store = new PermitLeaseStore(permitStoreOf(lockStore, shape), lockStore);
     const gate = shutdown.over(store);
     // permits are not lined up locally (the store's line orders them): no local queues to wake
-    const queues = new Map();
+    const queues = new Map<string, never>();
     this.leases = new LeaseBook({ store, observer, queues, shutdown: gate, holdTimes, held: new HeldPermits() });
     this.acquirer = new PermitAcquirer({ store, observer, leases: this.leases, queues, shutdown: gate });
   }

@@ -187,7 +187,11 @@ export class LockedMethod {
     }
     const produced = (key as (...a: unknown[]) => unknown).apply(instance, args);
     const keys = typeof produced === 'string' ? [produced] : produced;
-    if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && k.length > 0)) {
+    if (
+      !Array.isArray(keys) ||
+      keys.length === 0 ||
+      !keys.every((k): k is string => typeof k === 'string' && k.length > 0)
+    ) {
       throw new LockKeyError(
         `The key function of @WithLock on ${this.definition.label} returned ${Array.isArray(produced) ? 'an array with an empty or non-string entry' : typeof produced}; expected a non-empty string or a non-empty array of them.`,
       );

@@ -59,7 +59,7 @@ export class MemoryPermitStore implements PermitStore {
       1,
       MAX_DURATION,
     );
-    this.fences = options.fences ?? new Map();
+    this.fences = options.fences ?? new Map<string, number>();
     this.mutex = options.mutex;
     this.mutexFirst = new MutexFirst(this.handoffWindow, options.onMutexTurn ?? (() => undefined));
   }

@@ -48,11 +48,6 @@ export type { RedisLockStoreOptions } from './redis-store-options.js';
 /** How many resources' key names a store remembers (see keysOf). */
 const RECENT_KEYS = 4096;
 
-// Longer than our ~250 lines on purpose: this is the LockStore contract on Redis, one method per operation,
-// and they share the per-key state (the key-name cache, the direct-grant book, grants being given back) that
-// a split would have to pass around. What is not an operation lives beside it: the Lua in scripts/, the
-// line's protocol in waiting-line.ts, checks in redis-checks.ts, replicas in replica-confirmation.ts.
-
 /**
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
  * Every operation is one Lua script on one hash slot; no KEYS or SCAN is ever used.
@@ -405,7 +400,7 @@ export class RedisLockStore implements LockStore {
       return renewals.map(() => failure);
     }
     const outcomes = await Promise.all(
-      replies.map((reply, index) =>
+      replies.map(async (reply, index) =>
         reply instanceof Error
           ? this.failure('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
           : reply === 1,
