@@ -190,7 +190,8 @@ export class Acquirer {
     let outcome: Attempt | undefined;
     try {
       const turn = await turnBefore(waiter.turn, deadline);
-      if (!turn) return { remainingTtl: this.leases.holderOf(key)?.remainingTime };
+      // the wait can end before the refusal's reply arrives: what the store said of the holder still stands
+      if (!turn) return { remainingTtl: this.leases.holderOf(key)?.remainingTime ?? refused?.remainingTtl };
       outcome = await this.waitAsHead(acquisition, queue, refused);
       return outcome;
     } finally {

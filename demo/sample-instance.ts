@@ -1,11 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcesses } from './child-processes.js';
-import type { ReadyMessage } from './instance-link.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const loader = fileURLToPath(new URL('../../scripts/register-ts.js', import.meta.url));
-const main = fileURLToPath(new URL('../main.ts', import.meta.url));
+const root = fileURLToPath(new URL('../', import.meta.url));
+const loader = fileURLToPath(new URL('../scripts/register-ts.js', import.meta.url));
+const main = fileURLToPath(new URL('../sample/main.ts', import.meta.url));
 const link = fileURLToPath(new URL('./instance-link.ts', import.meta.url));
 
 /** One running instance of the sample app. */
@@ -34,9 +33,12 @@ export interface StartingInstance {
   readonly ready: Promise<SampleInstance>;
 }
 
+/** What the sample prints once it listens (sample/main.ts): the demo reads its URL there. */
+const LISTENING = /listening on (http:\/\/\S+?);/;
+
 /**
- * Starts `node sample/main.ts` (through the TypeScript loader) on a free port; it says it is ready over
- * its IPC channel, and exits by itself if that channel closes (the demo died): see instance-link.ts.
+ * Starts `node sample/main.ts` (through the TypeScript loader) on a free port, ready once it logs where it
+ * listens; it exits by itself if its IPC channel closes (the demo died): see instance-link.ts.
  */
 export function startInstance(processes: ChildProcesses, settings: InstanceSettings): StartingInstance {
   // the link is preloaded so the instance exits with the demo even while its imports still load
@@ -71,11 +73,17 @@ export function startInstance(processes: ChildProcesses, settings: InstanceSetti
       clearTimeout(timer);
       reject(new Error(`Instance ${settings.id} exited (${code ?? signal}) before it was ready:\n${output()}`));
     });
-    child.on('message', (message: ReadyMessage) => {
-      if (message?.type !== 'ready') return;
+    // what it printed before it listens (a few lines), kept whole: a line may come in two chunks
+    let printed = '';
+    const listening = (chunk: Buffer): void => {
+      printed += chunk.toString();
+      const found = LISTENING.exec(printed);
+      if (!found) return;
+      child.stdout?.off('data', listening);
       clearTimeout(timer);
-      resolve({ id: settings.id, url: message.url, process: child, output, stop: () => processes.stop(child) });
-    });
+      resolve({ id: settings.id, url: found[1], process: child, output, stop: () => processes.stop(child) });
+    };
+    child.stdout?.on('data', listening);
   });
   return { id: settings.id, pid: child.pid, ready };
 }

@@ -54,8 +54,8 @@ function tail(t: Tables, id: number, key: string): string {
   );
 }
 
-/** The targets of issue #14 (the common case first), judged on this run. */
-export function issue14Checks(t: Tables, log: CommandLog): Check[] {
+/** The targets of the common case first (uncontended latency and throughput, commands per cycle, processes), judged on this run. */
+export function commonCaseChecks(t: Tables, log: CommandLog): Check[] {
   const lowestP50 = bestPeer(t, 1, 'p50', 'lowest');
   const highestRate = bestPeer(t, 2, 'rate', 'highest');
   const roundTrip = at(t, 9, 'Redis PING', 'p50');
@@ -130,7 +130,7 @@ export function issue14Checks(t: Tables, log: CommandLog): Check[] {
       why: () =>
         `${log.get(1, FENCED)?.breakdown}: a fenced grant is a script (EVALSHA) that adds TIME and a SET ... GET of the ` +
         'counter to the SET NX PX: the fence is max(counter + 1, server clock in µs), the floor that keeps fences ' +
-        'above those of a master lost in a failover (issue #11); one INCR alone could not read the clock.',
+        'above those of a master lost in a failover; one INCR alone could not read the clock.',
     },
     {
       target: '8 processes, greedy: CS/s ≥ redis-semaphore’s',

@@ -1,4 +1,4 @@
-import type { Sale } from '../inventory/inventory.service.js';
+import type { Sale } from '../sample/inventory/inventory.service.js';
 import type { PurchaseOutcome } from './purchase-burst.js';
 import type { TickRuns } from './report-runs.js';
 

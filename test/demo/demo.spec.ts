@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { RunReport } from '../../sample/demo/run-report.js';
-import { until } from './start-sample.js';
+import type { RunReport } from '../../demo/run-report.js';
+import { until } from '../sample/start-sample.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** `npm run demo -- ...args` as a child process (its own redis-server unless REDIS_URL is set). */
 function startDemo(args: string[]): { demo: ChildProcess; stdout: () => string; stderr: () => string } {
-  const demo = spawn(process.execPath, ['--import', './scripts/register-ts.js', 'sample/demo/run-demo.ts', ...args], {
+  const demo = spawn(process.execPath, ['--import', './scripts/register-ts.js', 'demo/run-demo.ts', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

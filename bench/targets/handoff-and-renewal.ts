@@ -6,10 +6,10 @@ import { at, ratio, type Check, type Tables } from './check.js';
 const PER_WORKER = 'nestjs-lock/per-worker';
 
 /**
- * The targets of issue #4 (fast, fair hand-off and batched renewal) that issue #14 does not restate: they stand,
- * so a change for #14 must not lose them.
+ * The targets of fast, fair hand-off and batched renewal that the common case (common-case.ts) does not
+ * restate: they stand, so a change for the common case must not lose them.
  */
-export function issue4Checks(t: Tables, renewal: { leases: number; ttl: number }): Check[] {
+export function handoffAndRenewalChecks(t: Tables, renewal: { leases: number; ttl: number }): Check[] {
   const checks: Check[] = [];
   for (const [id, library] of [
     [3, OURS],

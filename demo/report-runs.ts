@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { REPORT_RUNS } from '../report/report-runs.js';
+import { REPORT_RUNS } from '../sample/report/report-runs.js';
 
 /** The instances that ran the report in one tick. */
 export interface TickRuns {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Sale } from '../inventory/inventory.service.js';
+import type { Sale } from '../sample/inventory/inventory.service.js';
 
 /** What one purchase request got back. */
 export interface PurchaseOutcome {
