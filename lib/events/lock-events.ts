@@ -210,7 +210,7 @@ export class LockEvents {
     }
     if (typeof listener !== 'function') throw new TypeError(`A listener of "${event}" must be a function.`);
     // copy on write: an emit in progress keeps the list it started with
-    this.listeners.set(event, [...(this.listeners.get(event) ?? []), listener as (event: never) => unknown]);
+    this.listeners.set(event, [...(this.listeners.get(event) ?? []), listener]);
     let subscribed = true;
     return () => {
       if (!subscribed) return;
