@@ -24,7 +24,6 @@ export {
 } from './core/events/lock-events.js';
 export { Leadership, type LeaderLease } from './leadership/leadership.js';
 export type { LeadershipHandle } from './leadership/leadership-handle.js';
-export type { LeadershipOptions } from './leadership/leadership-options.js';
 export type { LeaderInfo } from './leadership/leader-info.js';
 export { leaderKey } from './leadership/leader-key.js';
 export type {
