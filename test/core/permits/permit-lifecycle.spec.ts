@@ -23,7 +23,7 @@ describe('the life of a permit', () => {
 
   beforeEach(async () => {
     capable = await memoryCapableKind.create();
-    permits = capable.store.permits;
+    permits = capable.store.capabilities.permits;
     locks = new LockManager({ store: capable.store, closeStore: false, drainTimeout: 0 });
   });
 

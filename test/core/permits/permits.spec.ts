@@ -86,7 +86,7 @@ describe.each([memoryCapableKind, redisCapableKind])('permits through LockManage
     expect(await rejection(locks.using('export', () => 'ran', { limit: 2 }))).toBeInstanceOf(LockNotAcquiredError);
     const waited = await rejection(locks.acquire('export', { limit: 2, wait: 150 }));
     expect(waited).toBeInstanceOf(LockNotAcquiredError);
-    await until(async () => (await capable.store.permits.inspect('export')).waiting === 0);
+    await until(async () => (await capable.store.capabilities.permits.inspect('export')).waiting === 0);
     await Promise.all(held.map((lock) => lock.release()));
     const freed = await locks.tryAcquire('export', { limit: 2 });
     expect(freed).not.toBeNull();
@@ -110,7 +110,7 @@ describe.each([memoryCapableKind, redisCapableKind])('permits through LockManage
     const first = await locks.acquire('catalog', { mode: 'read' });
     const order: string[] = [];
     const writer = locks.acquire('catalog', { mode: 'write', wait: '5s' }).then((lock) => (order.push('writer'), lock));
-    await until(async () => (await capable.store.permits.inspect('catalog')).waiting === 1);
+    await until(async () => (await capable.store.capabilities.permits.inspect('catalog')).waiting === 1);
     // a steady stream of readers: none may get in beside the first while the writer waits
     expect(await locks.tryAcquire('catalog', { mode: 'read' })).toBeNull();
     const late = locks.acquire('catalog', { mode: 'read', wait: '5s' }).then((lock) => (order.push('reader'), lock));

@@ -147,7 +147,7 @@ describe('a release that grants the lease to the waiter first in line', () => {
     const first = await holder.acquire(KEY, { ttl: 30_000 });
     // the waiter's leaving the line is slower than the release: its place and request are still there
     const leaving = store();
-    leaving.leaveLine = async () => undefined;
+    leaving.capabilities.line!.leaveLine = async () => undefined;
     const quitter = manager(leaving);
     await expect(quitter.acquire(KEY, { wait: 200, ttl: 30_000 })).rejects.toBeInstanceOf(LockNotAcquiredError);
     expect(await admin.llen(names().line)).toBe(1);

@@ -161,10 +161,17 @@ describe('waiting and hand-off on Redis', () => {
 
   it('still gives the waiter the lease when the hand-over reply is lost, by its retry with the same token', async () => {
     const inner = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
+    const line = inner.capabilities.line!;
     const lossy = Object.assign(Object.create(inner) as RedisLockStore, {
-      handOver: async (...args: Parameters<RedisLockStore['handOver']>) => {
-        await inner.handOver(...args);
-        throw new LockStoreError('release', args[0], new Error('Connection is closed.'));
+      capabilities: {
+        ...inner.capabilities,
+        line: {
+          ...line,
+          handOver: async (...args: Parameters<typeof line.handOver>) => {
+            await line.handOver(...args);
+            throw new LockStoreError('release', args[0], new Error('Connection is closed.'));
+          },
+        },
       },
     });
     const local = new LockManager({ store: lossy });

@@ -50,12 +50,9 @@ async function until(check: () => Promise<boolean>, what: string, limit = 10_000
 }
 
 /** The same store, whose first `operation` blocks the event loop right after its request is sent, until `done()`. */
-function stallingOnce(
-  store: RedisLockStore,
-  operation: 'acquire' | 'handOver',
-  done: () => boolean,
-): LockStore & Pick<RedisLockStore, 'handOver'> {
+function stallingOnce(store: RedisLockStore, operation: 'acquire' | 'handOver', done: () => boolean): LockStore {
   let stalled = false;
+  const line = store.capabilities.line!;
   const stall = <T>(reply: Promise<T>): Promise<T> => {
     if (!stalled) {
       stalled = true;
@@ -65,15 +62,19 @@ function stallingOnce(
   };
   return {
     acquire: (request) => (operation === 'acquire' ? stall(store.acquire(request)) : store.acquire(request)),
-    handOver: (key, token, next) =>
-      operation === 'handOver' ? stall(store.handOver(key, token, next)) : store.handOver(key, token, next),
     release: (key, token) => store.release(key, token),
     extend: (key, token, ttl) => store.extend(key, token, ttl),
     extendMany: (renewals) => store.extendMany(renewals),
     inspect: (key) => store.inspect(key),
     watch: (key, since) => store.watch(key, since),
-    leaveLine: (key) => store.leaveLine(key),
     close: () => store.close(),
+    capabilities: {
+      line: {
+        handOver: (key, token, next) =>
+          operation === 'handOver' ? stall(line.handOver(key, token, next)) : line.handOver(key, token, next),
+        leaveLine: (key) => line.leaveLine(key),
+      },
+    },
   };
 }
 

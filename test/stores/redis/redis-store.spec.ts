@@ -7,7 +7,8 @@ import { LockConfigurationError } from '../../../lib/errors/lock-configuration.e
 import { LockLostError } from '../../../lib/errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../../../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
-import type { AcquireRequest, LockStore } from '../../../lib/interfaces/lock-store.interface.js';
+import type { AcquireRequest } from '../../../lib/interfaces/lease.interface.js';
+import type { LockStore } from '../../../lib/interfaces/lock-store.interface.js';
 import { clockDrift, type Lock } from '../../../lib/core/lock.js';
 import { LockManager, type LockManagerOptions } from '../../../lib/core/lock-manager.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../../../lib/stores/redis/redis.store.js';
