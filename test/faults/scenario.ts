@@ -39,6 +39,7 @@ export interface ScenarioOptions {
         | 'pauseAt'
         | 'etcdHosts'
         | 'permits'
+        | 'lead'
       >
     >;
   readonly perWorker?: (index: number) => Partial<WorkerConfig>;

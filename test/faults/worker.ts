@@ -64,6 +64,11 @@ export interface WorkerConfig {
   readonly tokensFile: string;
   /** Take permits of the key instead of its mutex; the sections are then counted by a HolderCensus. */
   readonly permits?: WorkerPermits;
+  /**
+   * Campaign for the leadership of `resource` instead of taking its lock: each term is one section, with the
+   * term as its fence, and the worker resigns when the section ends (then rests `gapMs`).
+   */
+  readonly lead?: boolean;
 }
 
 /** How a worker's sections share the key: a semaphore, or readers and writers, with mutex sections beside. */
@@ -87,6 +92,8 @@ export interface WorkerResult {
   errors: Record<string, number>;
   /** Lost-lease signals by reason. */
   lost: Record<string, number>;
+  /** Term signals that aborted because the worker resigned (its section had ended): no loss. */
+  resigned: number;
   /** Longest wait from calling `using()` to entering the section. */
   maxAcquireMs: number;
   /** Longest time from leaving the section to `using()` returning (the release). */
@@ -108,6 +115,7 @@ const result: WorkerResult = {
   completed: 0,
   errors: {},
   lost: {},
+  resigned: 0,
   maxAcquireMs: 0,
   maxReleaseMs: 0,
   maxFailedMs: 0,
@@ -195,6 +203,10 @@ function noteLoss(lock: Held, sid: string, note: (sid: string, reason: string) =
     'abort',
     () => {
       const reason = (lock.signal.reason as LockLostError).reason;
+      if (reason === 'resigned') {
+        result.resigned++;
+        return;
+      }
       result.lost[reason] = (result.lost[reason] ?? 0) + 1;
       const noted = note(sid, reason).catch((error: unknown) => result.unexpected.push(describe(error)));
       pending.add(noted);
@@ -246,8 +258,39 @@ function drawKind(permits: WorkerPermits): HolderKind {
 const shapeOf = (kind: HolderKind) =>
   kind === 'permit' ? { limit: config.permits!.limit } : kind === 'mutex' ? {} : { mode: kind };
 
+/** Leads terms of the resource's leadership, one section each, until done, stopped or out of time. */
+async function leadTerms(): Promise<void> {
+  let n = 0;
+  const handle = locks.lead(
+    config.resource,
+    async (leadership) => {
+      const sid = `${config.id}:${++n}`;
+      result.attempts++;
+      try {
+        const term = { fence: leadership.term, signal: leadership.signal };
+        await section(Object.defineProperty(term, 'isHeld', { get: () => leadership.isLeader }) as Held, sid, n);
+        result.completed++;
+      } catch (error) {
+        result.unexpected.push(describe(error));
+      }
+      // the last term: no other begins before the loop below sees it
+      if (result.completed >= config.sections) void handle.stop();
+    },
+    { ttl: config.ttl, backoff: config.gapMs ?? 0 },
+  );
+  while (!stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs) {
+    await sleep(20);
+  }
+  await handle.stop();
+}
+
 const begun = performance.now();
-for (let n = 1; !stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs; n++) {
+if (config.lead) await leadTerms();
+for (
+  let n = 1;
+  !config.lead && !stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs;
+  n++
+) {
   const sid = `${config.id}:${n}`;
   const calledAt = performance.now();
   let leftAt: number | undefined;
