@@ -87,6 +87,10 @@ export function expectedColumns(tables: PostgresTables): ReadonlyArray<{
 export const COLUMNS_SQL = `SELECT table_name, column_name, data_type FROM information_schema.columns
 WHERE table_schema = $1 AND table_name = ANY($2::text[])`;
 
-/** Whether the connected role may read and write each table: `$1` the tables as `regclass` text. */
-export const PRIVILEGES_SQL = `SELECT t AS name, has_table_privilege(t, 'SELECT, INSERT, UPDATE, DELETE') AS writable
+/**
+ * Whether the connected role may read and write each table: `$1` the tables as `regclass` text. Each privilege
+ * is asked on its own: given a list, has_table_privilege answers whether the role has any of them.
+ */
+export const PRIVILEGES_SQL = `SELECT t AS name, has_table_privilege(t, 'SELECT') AND has_table_privilege(t, 'INSERT')
+  AND has_table_privilege(t, 'UPDATE') AND has_table_privilege(t, 'DELETE') AS writable
 FROM unnest($1::text[]) AS t`;
