@@ -69,7 +69,7 @@ export class LockExplorer implements OnModuleInit {
           found.push({
             wrapper,
             instance,
-            owner: prototype.constructor as object,
+            owner: prototype.constructor,
             method: method as object,
             definition,
           });

@@ -54,7 +54,9 @@ export class LockInterceptor implements NestInterceptor, OnModuleInit {
   private readonly mappings: LockErrorMappings = {
     payloadOf: (error) => this.payloadOf(error),
     toHttpException: (error, payload) => this.toHttpException(error, payload),
-    setHeader: (response, name, value) => this.adapterHost.httpAdapter?.setHeader(response, name, value),
+    setHeader: (response, name, value) => {
+      this.adapterHost.httpAdapter?.setHeader(response, name, value);
+    },
     toGraphQLError: (error, payload, info) => this.toGraphQLError(error, payload, info),
     toWsException: (error, payload) => this.toWsException(error, payload),
     toRpcException: (error, payload) => this.toRpcException(error, payload),

@@ -49,7 +49,9 @@ export const MODULE_OPTIONS: OptionsKind = {
     ...MODULE_NAMES,
   },
   elsewhere: {
-    ...Object.assign({}, ...STORE_FAMILIES.map((family) => ('misplaced' in family ? family.misplaced : {}))),
+    ...Object.fromEntries(
+      STORE_FAMILIES.flatMap((family) => ('misplaced' in family ? Object.entries(family.misplaced) : [])),
+    ),
     isGlobal: 'it is an option of forRoot() / forRootAsync() themselves, not of the options a factory returns',
     label: 'it names one acquisition: give it per call or per @WithLock',
     metricKey: 'it names one acquisition: give it per call or per @WithLock',

@@ -10,9 +10,8 @@ import { HoldTimes } from './hold-times.js';
 import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
 import { PermitEngine, permitInfo } from './permit-engine.js';
-import { hasPermits } from '../stores/permits/permits-of.js';
 import { logLockEvents } from '../events/lock-event-logger.js';
-import { LockEvents, type LockEventListener, type LockEventName } from '../events/lock-events.js';
+import { LockEvents, type LockEventListener, type LockEventMap, type LockEventName } from '../events/lock-events.js';
 import { LockObserver } from '../events/lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import type { Lock } from './lock.js';
@@ -36,6 +35,11 @@ import { MAX_DURATION } from '../utils/duration.js';
 import { toMilliseconds } from '../options/duration-option.js';
 import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
+import { Leaderships } from '../leadership/leaderships.js';
+import type { Leadership } from '../leadership/leadership.js';
+import type { LeadershipHandle } from '../leadership/leadership-handle.js';
+import type { LeadershipOptions } from '../leadership/leadership-options.js';
+import type { LeaderInfo } from '../leadership/leader-info.js';
 import {
   CALL_OPTIONS,
   checkOptionNames,
@@ -88,6 +92,8 @@ export class LockManager {
   private readonly leases: LeaseBook;
   private readonly acquirer: Acquirer;
   private readonly storeCheck: StoreCheck;
+  /** The campaigns of `lead()`, one per leadership name. */
+  private readonly leaderships: Leaderships;
   /** Semaphores and readers-writer locks, from the first call that asks for a `limit` or `mode`. */
   private permits?: PermitEngine;
   private closing?: Promise<void>;
@@ -128,9 +134,20 @@ export class LockManager {
     const verifies =
       validateBoolean('verifyOnFirstUse', options.verifyOnFirstUse ?? true) && typeof store.verify === 'function';
     this.storeCheck = new StoreCheck(() => this.checkStore(), verifies, shutdown);
+    this.leaderships = new Leaderships({
+      logger: this.logger,
+      acquire: (key, lockOptions) => this.acquire(key, lockOptions),
+      emit: (event, payload) => this.events.emit(event, payload as LockEventMap[typeof event]),
+      inspect: (key) => this.inspect(key),
+      leaseTtl: (ttl, option) => (ttl === undefined ? this.settings.ttl : this.resolve({ ttl }, option).ttl),
+      get closing() {
+        return shutdown.begun;
+      },
+    });
     checkDriftAllowance(this.settings.ttl, this.leases.drift(this.settings.ttl), 'ttl');
-    checkHandoffWindow(this.store.handoffWindow, this.settings.ttl, 'handoffWindow');
-    checkStoreMinimum(this.store.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
+    const limits = this.store.capabilities?.limits;
+    checkHandoffWindow(limits?.handoffWindow, this.settings.ttl, 'handoffWindow');
+    checkStoreMinimum(limits?.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
   }
 
   /**
@@ -177,7 +194,7 @@ export class LockManager {
     try {
       settings = this.settingsOf(options, 'acquire');
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error);
     }
     return this.acquireWith(key, settings);
   }
@@ -308,7 +325,7 @@ export class LockManager {
   private keepFor(scope: LockedScopeOptions<unknown>, started: number): number | undefined {
     if (scope.keepUntil) {
       const until = Math.min(Math.floor(scope.keepUntil() - Date.now()), MAX_DURATION);
-      const kept = until >= 1 ? (this.store.keepWithin?.(until) ?? until) : 0;
+      const kept = until >= 1 ? (this.store.capabilities?.limits?.keepWithin?.(until) ?? until) : 0;
       return kept >= 1 ? kept : undefined;
     }
     const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
@@ -348,10 +365,7 @@ export class LockManager {
     }
     try {
       const { store } = this;
-      const [lease, permits] = await Promise.all([
-        store.inspect(valid),
-        hasPermits(store) ? store.permits.inspect(valid) : undefined,
-      ]);
+      const [lease, permits] = await Promise.all([store.inspect(valid), store.capabilities?.permits?.inspect(valid)]);
       return (permits && permitInfo(permits)) ?? toLockInfo(lease);
     } catch (error) {
       this.observer.storeError('inspect', valid, error);
@@ -366,6 +380,42 @@ export class LockManager {
   current(key?: string): Lock | undefined {
     if (key !== undefined) return heldInFlow(this, key);
     return currentFrame()?.innermost.find((lock) => this.leases.holds(lock) || this.permits?.leases.holds(lock));
+  }
+
+  /**
+   * Campaigns for the leadership `name` until stopped or closed: while this instance leads, runs `fn` with the
+   * term (`term`, which grows from one leader to the next, and `signal`, which aborts the moment the term
+   * ends). When `fn` returns or throws (a throw is logged), the instance resigns, waits `backoff` and campaigns
+   * again; a lost lease aborts the signal and, once `fn` has returned, the campaign goes on. The leader's lease
+   * is `leader:<name>`, fenced and renewed; a crashed leader is replaced within about its ttl. `close()`
+   * resigns every campaign first.
+   * @returns the campaign's handle: `isLeader`, `term`, `stop()` (resigns, so another instance leads at once)
+   * @throws LockConfigurationError for a bad name or option, a ttl the store cannot grant, or a name this
+   *   manager already campaigns for
+   * @throws LockStoreError once `close()` was called
+   * @example
+   * ```ts
+   * locks.lead('outbox-relay', async ({ term, signal }) => {
+   *   while (!signal.aborted) await relay.publishPending({ term, signal });
+   * });
+   * ```
+   */
+  lead(name: string, fn: (leadership: Leadership) => unknown, options?: LeadershipOptions): LeadershipHandle {
+    return this.leaderships.lead(name, fn, options);
+  }
+
+  /** Whether this instance leads `name` right now (its campaign holds a term whose lease is valid). */
+  isLeader(name: string): boolean {
+    return this.leaderships.isLeader(name);
+  }
+
+  /**
+   * Who leads `name`, as the store tells it, whichever instance it is: the leader's process, its term and how
+   * long its lease lasts.
+   * @throws LockStoreError when the store fails
+   */
+  inspectLeader(name: string): Promise<LeaderInfo> {
+    return this.leaderships.inspect(name);
   }
 
   /** Number of leases (permits included) this manager holds right now. */
@@ -395,7 +445,7 @@ export class LockManager {
   }
 
   /**
-   * Shuts down in order: refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
+   * Shuts down in order: resigns every leadership (see `lead`), refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
    * holders finish for up to `drainTimeout` while their leases are still renewed, and gives back grants that
    * were in flight. A lease its holder has not let go by then is never ended: its signal aborts with reason
    * `shutdown`, a warning names its template, and it stays held (and renewed, if it was) until its holder
@@ -406,6 +456,8 @@ export class LockManager {
   close(): Promise<void> {
     // before anything runs: the releases below must not hand a lease on to a local waiter
     this.shutdown.begin();
+    // each leader's signal aborts now; its lease is released once its function returns, within the drain
+    void this.leaderships.resignAll();
     this.closing ??= this.closeInOrder();
     return this.closing;
   }

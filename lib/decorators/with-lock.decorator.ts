@@ -26,13 +26,14 @@ import { isServed } from '../core/lock-context.js';
  * the route param `:name` of every route of the handler; `<0>` (`<0.path>`) is the argument at that index;
  * `<params.x>`, `<query.x>`, `<body.x>`, `<headers.x>` (lower-case) and `<user.x>` (`request.user`, set by a
  * guard) name a part of the request explicitly. Values are `%XX`-escaped where they contain `%` or the
- * template's separators, so distinct values never share a key (`inventory:42` stays as it is).
+ * template's separators, so distinct values never share a key (`inventory:42` stays as it is). The rules in
+ * full, with the errors each mistake meets: docs/key-templates.md.
  *
  * @param key a template like `'inventory:<productId>'`, an array of them (taken all or none), or a
  *   function of the method's arguments returning the key(s)
  * @throws LockConfigurationError at decoration time for malformed templates (`<a><b>`), bad option values or
- *   unknown option names (with the closest known name), and at
- *   bootstrap for a placeholder that could come from two places or from none, naming class, method and placeholder
+ *   unknown option names (with the closest known name), and at bootstrap for a placeholder that could come
+ *   from two places or from none, naming class, method and placeholder
  * @example
  * ```ts
  * @Post(':productId/purchase')

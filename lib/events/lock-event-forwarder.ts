@@ -23,7 +23,7 @@ export async function findNestEventEmitter(moduleRef: ModuleRef): Promise<NestEv
     return undefined;
   }
   try {
-    const emitter = moduleRef.get(token as never, { strict: false }) as Partial<NestEventEmitter> | undefined;
+    const emitter = moduleRef.get<unknown, Partial<NestEventEmitter> | undefined>(token as never, { strict: false });
     return typeof emitter?.emit === 'function' ? (emitter as NestEventEmitter) : undefined;
   } catch {
     // the package is installed but EventEmitterModule is not imported

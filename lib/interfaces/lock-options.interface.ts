@@ -34,7 +34,7 @@ export interface LockOptions {
   /**
    * Lease length: how long the lock survives its holder if the holder crashes. At least 100 ms, more than
    * three times the store's clock-drift allowance, and at least twice the store's `handoffWindow` (see
-   * README, Options). @default '30s'
+   * docs/options.md, "Bounds, and why"). @default '30s'
    */
   readonly ttl?: Duration;
   /** How long to wait for a held lock before giving up; `0` fails at once. @default 0 */

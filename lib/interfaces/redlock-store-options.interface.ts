@@ -15,7 +15,8 @@ export interface RedlockStoreOptions {
    */
   readonly nodes: readonly RedlockNode[];
   /**
-   * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see README, Options).
+   * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see docs/options.md,
+   * "Bounds, and why").
    * @default 'lock:'
    */
   readonly keyPrefix?: string;

@@ -12,8 +12,8 @@ export interface WithLockOptions extends LockSectionOptions {
   /**
    * Keep the lease at least this long after the call started, even if it finished sooner (a token-checked
    * expiry instead of a delete); `0` releases it at once. A `@Cron` or `@Interval` method needs none: without
-   * it, each of its runs claims its scheduled tick (see the README's cron recipe), so that one instance runs
-   * each tick however short the job and however far apart the instances' timers fire.
+   * it, each of its runs claims its scheduled tick (see docs/recipes.md, "Cron jobs across instances"), so that
+   * one instance runs each tick however short the job and however far apart the instances' timers fire.
    */
   readonly holdAtLeast?: Duration;
 }

@@ -70,7 +70,7 @@ export function resolveSettings(
   const metricKey = resolveText(base.metricKey, (options as LockSectionOptions).metricKey, name('metricKey'));
   const retryAfter =
     options.retryAfter === undefined ? base.retryAfter : validateRetryAfter(name('retryAfter'), options.retryAfter);
-  const shape = resolveShape(base.shape, options as LockSectionOptions, scope);
+  const shape = resolveShape(base.shape, options, scope);
   return {
     ttl: options.ttl === undefined ? base.ttl : validateTtl(name('ttl'), options.ttl),
     wait: options.wait === undefined ? base.wait : toMilliseconds(options.wait, name('wait'), { zero: 'allowed' }),

@@ -140,5 +140,5 @@ export function validateTelemetry(value: unknown): LockTelemetryOptions | false 
     const option = (value as Record<string, unknown>)[field];
     if (option !== undefined) validateBoolean(`telemetry.${field}`, option);
   }
-  return value as LockTelemetryOptions;
+  return value;
 }

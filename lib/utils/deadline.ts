@@ -11,7 +11,7 @@ export async function raceDeadline<T, U>(promise: Promise<T>, ms: number, onTime
         try {
           resolve(onTimeout());
         } catch (error) {
-          reject(error as Error);
+          reject(error);
         }
       },
       Math.max(0, ms),

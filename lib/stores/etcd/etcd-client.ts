@@ -115,7 +115,7 @@ export interface EtcdWatchResponse {
 
 /**
  * The part of an `etcd3` client (`new Etcd3(...)`) this package uses: its raw gRPC services. Its own Lease,
- * Lock and Watcher helpers are not used (see the README's dependency notes).
+ * Lock and Watcher helpers are not used (see docs/stores.md, "Why `etcd3`").
  */
 export interface Etcd3Client {
   readonly kv: {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LockStoreError } from '../../errors/lock-store.error.js';
-import type { LeaseRenewal } from '../../interfaces/lock-store.interface.js';
+import type { LeaseRenewal } from '../../interfaces/lease.interface.js';
 import type { Etcd3Client } from './etcd-client.js';
 import type { EtcdKeepAlives } from './etcd-keep-alives.js';
 import type { EtcdResourceKeys } from './etcd-keys.js';
@@ -65,7 +65,7 @@ export class EtcdLeaseBook {
   /** Renews leases in one batch; each entry is the outcome of `extend` or the error it met. */
   async renew(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     if (renewals.length === 0) return [];
-    const outcomes: Array<boolean | Error> = new Array(renewals.length);
+    const outcomes: Array<boolean | Error> = new Array<boolean | Error>(renewals.length);
     const kept: number[] = [];
     const moved: number[] = [];
     renewals.forEach((renewal, index) => {

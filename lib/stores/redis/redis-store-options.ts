@@ -12,7 +12,8 @@ export interface RedisLockStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. */
   readonly client: Redis | Cluster;
   /**
-   * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see README, Options).
+   * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see docs/options.md,
+   * "Bounds, and why").
    * @default 'lock:'
    */
   readonly keyPrefix?: string;

@@ -114,7 +114,7 @@ function planRedis(redis: LockModuleOptions['redis'], shared: SharedStoreOptions
       settings: checkRedisStoreOptions(shared, clusterOptions.redisOptions.commandTimeout),
     };
   }
-  const sentinel = (redis as RedisOptions).sentinels !== undefined ? SENTINEL_CLIENT_DEFAULTS : {};
+  const sentinel = redis.sentinels !== undefined ? SENTINEL_CLIENT_DEFAULTS : {};
   const redisOptions = { ...OWNED_CLIENT_DEFAULTS, ...sentinel, ...redis };
   return {
     kind: 'options',

@@ -55,7 +55,7 @@ export async function runScriptBatch(
   client: Client,
   script: LuaScript,
   calls: readonly ScriptCall[],
-): Promise<Array<Reply | Error>> {
+): Promise<unknown[]> {
   const pipeline = client.pipeline();
   for (const call of calls) pipeline.evalsha(script.sha, call.keys.length, ...call.keys, ...call.args);
   const replies = (await pipeline.exec()) ?? [];
@@ -67,7 +67,7 @@ export async function runScriptBatch(
       try {
         return await client.eval(script.lua, call.keys.length, ...call.keys, ...call.args);
       } catch (retryError) {
-        return retryError as Error;
+        return retryError;
       }
     }),
   );

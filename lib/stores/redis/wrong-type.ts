@@ -60,7 +60,7 @@ export async function describeWrongType(
         wrong
           .map(
             ({ field, type, expected }) =>
-              `${name(field)} holds another type of value (a ${type}, where the store keeps a ${expected})`,
+              `${name(field)} holds another type of value (a ${String(type)}, where the store keeps a ${expected})`,
           )
           .join('; ');
       return {

@@ -192,7 +192,7 @@ function checkNode(node: unknown, index: number): CheckedNode {
     }
     return { kind: 'client', client, label: labelOfOptions(client.options) };
   }
-  return { kind: 'options', options: node as RedisOptions, label: labelOfOptions(node as RedisOptions) };
+  return { kind: 'options', options: node, label: labelOfOptions(node) };
 }
 
 function labelOfUrl(option: string, url: string): string {
