@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import type { PgListenClient } from './load-pg.js';
 

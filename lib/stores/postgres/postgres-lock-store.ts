@@ -2,14 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type {
   AcquireRequest,
   AcquireResult,
-  HandOverResult,
   LeaseRenewal,
   LockState,
-  LockStore,
-  LockStoreHealth,
-  LockStoreVerification,
   ReleaseWatch,
-} from '../../interfaces/lock-store.interface.js';
+} from '../../interfaces/lease.interface.js';
+import type { LockStore, LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
+import type { LockStoreCapabilities } from '../../interfaces/store-capabilities.interface.js';
+import type { HandOverResult } from '../../interfaces/waiting-line.interface.js';
 import type { PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
 import { loadPg, type PgModule } from './load-pg.js';
 import { PostgresListener } from './postgres-listener.js';
@@ -67,8 +66,12 @@ interface Statements {
  * new PostgresLockStore({ pool, table: 'app_locks', createTable: false })
  */
 export class PostgresLockStore implements LockStore {
-  /** For how many ms a contended release keeps the key for the process first in line. */
-  readonly handoffWindow: number;
+  /**
+   * A line of waiting processes per key (with hand-over to this process's next waiter) and its hand-off
+   * window; no permits yet.
+   */
+  readonly capabilities: LockStoreCapabilities;
+  private readonly handoffWindow: number;
   private readonly options: ResolvedPostgresOptions;
   private readonly tables: PostgresTables;
   private readonly sql: Statements;
@@ -85,6 +88,14 @@ export class PostgresLockStore implements LockStore {
   constructor(options: PostgresLockStoreOptions) {
     this.options = resolvePostgresOptions(options);
     this.handoffWindow = this.options.handoffWindow;
+    this.capabilities = {
+      limits: { handoffWindow: this.handoffWindow },
+      line: {
+        handOver: (key, token, next) => this.handOver(key, token, next),
+        leaveLine: (key) => this.leaveLine(key),
+      },
+      absent: { permits: 'the Postgres store has no semaphores or readers-writer locks yet' },
+    };
     this.tables = postgresTables(this.options.schema, this.options.table);
     this.sql = {
       acquire: acquireSql(this.tables),

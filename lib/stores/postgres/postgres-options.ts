@@ -76,7 +76,7 @@ export function resolvePostgresOptions(options: PostgresLockStoreOptions): Resol
   }
   return {
     connectionString: connectionString as string | undefined,
-    pool: pool as PostgresPoolLike | undefined,
+    pool: pool,
     directUrl: directUrl as string | undefined,
     table: checkIdentifier('postgres.table', options.table ?? 'nestjs_lock'),
     schema: checkIdentifier('postgres.schema', options.schema ?? 'public'),

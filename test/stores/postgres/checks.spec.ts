@@ -1,9 +1,9 @@
 import pg from 'pg';
-import { LockStoreError } from '../../lib/errors/lock-store.error.js';
-import { PostgresLockStore } from '../../lib/stores/postgres/postgres-lock-store.js';
-import { freePort } from '../support/redis-server.js';
-import { startPostgresServer, type PostgresServerHandle } from '../support/postgres-server.js';
-import { uniquePrefix } from '../support/stores.js';
+import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
+import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
+import { freePort } from '../../support/redis-server.js';
+import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
+import { uniquePrefix } from '../../support/stores.js';
 
 describe('PostgresLockStore startup checks', () => {
   let server: PostgresServerHandle;

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockManager } from '../../lib/core/lock-manager.js';
-import { PostgresLockStore } from '../../lib/stores/postgres/postgres-lock-store.js';
-import { startPgBouncer, type PgBouncerHandle } from '../support/pgbouncer-server.js';
-import { startPostgresServer, type PostgresServerHandle } from '../support/postgres-server.js';
-import { uniquePrefix } from '../support/stores.js';
+import { LockManager } from '../../../lib/core/lock-manager.js';
+import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
+import { startPgBouncer, type PgBouncerHandle } from '../../support/pgbouncer-server.js';
+import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
+import { uniquePrefix } from '../../support/stores.js';
 
 describe('PostgresLockStore behind PgBouncer in transaction mode', () => {
   let server: PostgresServerHandle;
