@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
+import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import type { PgListenClient } from './load-pg.js';
 
 /** How long a notice is remembered for a watch made after it (see `watch(notice, since)`). */
