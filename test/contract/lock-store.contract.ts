@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { LockManager } from '../../lib/core/lock-manager.js';
 import type { Lock } from '../../lib/core/lock.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../../lib/stores/redis/redis-store-options.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../../lib/stores/shared/handoff-window.js';
 import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';

@@ -4,7 +4,7 @@ import type { LockStore } from '../../interfaces/lock-store.interface.js';
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../options/validate-options.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../shared/handoff-window.js';
 import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from './permit-line.js';
 import { checkPermitShape } from '../../options/permit-shape.js';
 import { inUseAs, modeCode, shapeText } from '../shared/permit-codes.js';
