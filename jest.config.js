@@ -12,6 +12,9 @@ export default {
   testMatch: ['<rootDir>/lib/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
   // the fault-injection suite runs on its own: npm run test:faults (jest.faults.config.js)
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'],
+  // test files in parallel, each worker with a redis-server of its own (global-setup.ts); servers a file
+  // stops, restarts or reconfigures it starts itself, on free ports
+  maxWorkers: Number(process.env.JEST_WORKERS ?? 3),
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30000,

@@ -19,8 +19,8 @@ npm install --no-save --no-audit --no-fund --silent \
   @nestjs/platform-ws@11 ioredis@5
 node -e "for (const p of ['@nestjs/core','ioredis']) console.log(p, require('./node_modules/'+p+'/package.json').version)"
 npx jest --version >/dev/null
-NODE_OPTIONS=--experimental-vm-modules npx jest --runInBand test/nest/http.e2e.spec.ts test/nest/with-lock.spec.ts test/nest/lock-module.spec.ts \
-  test/nest/key-sources.e2e.spec.ts test/transports/bullmq.e2e.spec.ts
+NODE_OPTIONS=--experimental-vm-modules npx jest --runInBand test/transports/http.e2e.spec.ts test/decorators/with-lock.spec.ts test/lock.module.spec.ts \
+  test/keys/key-sources.e2e.spec.ts test/transports/bullmq.e2e.spec.ts
 # NestJS 11 puts no global interceptor around gateways: @WithLock maps their lock errors itself
 NODE_OPTIONS=--experimental-vm-modules npx jest --runInBand test/transports/websocket.e2e.spec.ts \
   -t 'exception event to a client that asked for no acknowledgement'

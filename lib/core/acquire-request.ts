@@ -1,4 +1,4 @@
-import type { AcquireRequest } from '../interfaces/lock-store.interface.js';
+import type { AcquireRequest } from '../interfaces/lease.interface.js';
 import type { PermitShape } from '../interfaces/permit-store.interface.js';
 import type { LockSettings } from '../options/lock-settings.js';
 import { encodeHolder } from './lock-holder.js';

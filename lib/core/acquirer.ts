@@ -4,7 +4,9 @@ import { isLockError, withKeyTemplate } from '../errors/lock.error.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { AcquireTrace, GivenBackGrant, LockObserver } from '../events/lock-observer.js';
-import type { AcquireRequest, DirectGrant, LockStore, ReleaseWatch } from '../interfaces/lock-store.interface.js';
+import type { AcquireRequest, ReleaseWatch } from '../interfaces/lease.interface.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { DirectGrant, WaitingLine } from '../interfaces/waiting-line.interface.js';
 import type { LockSettings } from '../options/lock-settings.js';
 import { backoffDelay } from '../utils/backoff.js';
 import { raceDeadline } from '../utils/deadline.js';
@@ -64,6 +66,8 @@ export interface AcquirerParts {
  */
 export class Acquirer {
   protected readonly store: LockStore;
+  /** The store's line of waiting processes, when it keeps one (`capabilities.line`). */
+  protected readonly line?: WaitingLine;
   protected readonly observer: LockObserver;
   protected readonly leases: LeaseBook;
   private readonly queues: Map<string, LocalQueue>;
@@ -73,6 +77,7 @@ export class Acquirer {
 
   constructor({ store, observer, leases, queues, shutdown }: AcquirerParts) {
     this.store = store;
+    this.line = store.capabilities?.line;
     this.observer = observer;
     this.leases = leases;
     this.queues = queues;
@@ -157,7 +162,7 @@ export class Acquirer {
     if (!queue) this.queues.set(key, (queue = new LocalQueue()));
     else if (acquisition.offered) {
       // only the head's request may stand in the line: a grant that comes for ours is given back
-      this.store.withdrawOffer?.(key, token);
+      this.line?.withdrawOffer?.(key, token);
       acquisition.offered = false;
     }
     return this.waitInQueue(acquisition, queue, refused);
@@ -172,7 +177,7 @@ export class Acquirer {
    */
   private firstRequest(acquisition: Acquisition): AcquireRequest['waiting'] {
     const { key, settings } = acquisition;
-    if (settings.wait === 0 || !this.store.grantsToWaiters || this.offering.has(key)) return firstWaiting(settings);
+    if (settings.wait === 0 || !this.line?.grantsToWaiters || this.offering.has(key)) return firstWaiting(settings);
     this.offering.add(key);
     acquisition.offered = true;
     return { again: false, ttl: settings.wait, next: true };
@@ -190,7 +195,7 @@ export class Acquirer {
       return outcome;
     } finally {
       // a grant that comes for our request in the line after this is given back, not kept for a ttl
-      if (!isGrant(outcome)) this.store.withdrawOffer?.(key, token);
+      if (!isGrant(outcome)) this.line?.withdrawOffer?.(key, token);
       queue.leave(waiter);
       if (queue.size === 0 && this.queues.get(key) === queue) this.closeQueue(key, queue, outcome);
     }
@@ -224,11 +229,11 @@ export class Acquirer {
       const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
       const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
       // a local holder can hand its lease straight to us when it releases, in its own store call
-      const offer = local && this.store.handOver ? new HandOverOffer(token, settings, trace) : undefined;
+      const offer = local && this.line ? new HandOverOffer(token, settings, trace) : undefined;
       if (offer) queue.standBy(offer);
       await watch.next(Math.max(1, delay));
       // a release may have granted the lease straight to our request in the line; its notice said so
-      const direct = this.store.takeGrant?.(key, token);
+      const direct = this.line?.takeGrant?.(key, token);
       if (offer) queue.withdraw(offer);
       const taken = direct
         ? await this.takeDirectGrant(acquisition, direct)
@@ -256,7 +261,7 @@ export class Acquirer {
     // (a store that grants the next waiter directly needs its request beside its place: it asks once more,
     // unless the first ask left it there)
     const covered =
-      (offered || !this.store.grantsToWaiters) &&
+      (offered || !this.line?.grantsToWaiters) &&
       since !== undefined &&
       watch.listeningSince !== undefined &&
       watch.listeningSince <= since;
@@ -294,7 +299,7 @@ export class Acquirer {
   private closeQueue(key: string, queue: LocalQueue, outcome: Attempt | undefined): void {
     this.queues.delete(key);
     // nobody here waits any more: a place left in the store's line would cost the others a hand-off window
-    if (!isGrant(outcome)) this.shutdown.track(this.store.leaveLine?.(key) ?? Promise.resolve()).catch(() => undefined);
+    if (!isGrant(outcome)) this.shutdown.track(this.line?.leaveLine(key) ?? Promise.resolve()).catch(() => undefined);
     void queue.watch?.then(
       (watch) => watch.close(),
       () => undefined,
@@ -316,7 +321,7 @@ export class Acquirer {
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.undoLostGrant(key, token, sentAt + settings.ttl);
       // and a release that grants the request it may have left in the line: given back at once
-      if (waiting?.next) this.store.withdrawOffer?.(key, token);
+      if (waiting?.next) this.line?.withdrawOffer?.(key, token);
       throw error instanceof LockStoreError ? error : new LockStoreError('acquire', key, error);
     } finally {
       if (waiting?.next && !waiting.again) this.offering.delete(key);

@@ -2,7 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { withKeyTemplate } from '../errors/lock.error.js';
 import type { LockLostError, LockLostReason } from '../errors/lock-lost.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
+import type { LeaseLimits } from '../interfaces/lease-limits.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { WaitingLine } from '../interfaces/waiting-line.interface.js';
 import type { LockObserver } from '../events/lock-observer.js';
 import { checkTtlForStore } from '../options/lease-bounds.js';
 import { validateTtl, type LockSettings } from '../options/lock-settings.js';
@@ -37,15 +39,12 @@ export interface Grant {
   readonly sentAt: number;
 }
 
-/** A store that can release a lease and grant it to the next waiter in one call. */
-type HandingOverStore = LockStore & Required<Pick<LockStore, 'handOver'>>;
-
 /** How a release ends its lease in the store. */
 type Ending =
   /** the key is kept `keptFor` more ms (token-checked), for `holdAtLeast` */
   | { readonly way: 'keep'; readonly keptFor: number }
   /** released and, in the same store call, granted to the local waiter that made `offer` */
-  | { readonly way: 'hand-over'; readonly offer: HandOverOffer; readonly store: HandingOverStore }
+  | { readonly way: 'hand-over'; readonly offer: HandOverOffer; readonly line: WaitingLine }
   /** deleted */
   | { readonly way: 'delete' };
 
@@ -62,6 +61,9 @@ export class LeaseBook implements LeaseController {
   private readonly held: HeldLeases;
   private readonly renewer: LeaseRenewer;
   private readonly store: LockStore;
+  /** The store's line of waiting processes, when it keeps one: a release may hand its lease over in it. */
+  private readonly line?: WaitingLine;
+  private readonly limits?: LeaseLimits;
   private readonly observer: LockObserver;
   private readonly queues: ReadonlyMap<string, LocalQueue>;
   private readonly shutdown: ShutdownGate;
@@ -72,6 +74,8 @@ export class LeaseBook implements LeaseController {
   constructor({ store, observer, queues, shutdown, holdTimes, held }: LeaseBookParts) {
     this.held = held ?? new LeasesByKey();
     this.store = store;
+    this.line = store.capabilities?.line;
+    this.limits = store.capabilities?.limits;
     this.observer = observer;
     this.queues = queues;
     this.shutdown = shutdown;
@@ -99,7 +103,7 @@ export class LeaseBook implements LeaseController {
 
   /** The share of a `ttl` ms lease kept back for clock drift: the store's own rule, else the default. */
   drift(ttl: number): number {
-    return this.store.clockDrift?.(ttl) ?? clockDrift(ttl);
+    return this.limits?.clockDrift?.(ttl) ?? clockDrift(ttl);
   }
 
   /** Starts holding a lease the store granted, renewed when its settings say so. */
@@ -209,11 +213,11 @@ export class LeaseBook implements LeaseController {
   private endingOf(lock: Lock, keepFor: number | undefined): Ending {
     // a lease kept for holdAtLeast is not handed on
     if (keepFor !== undefined && keepFor > 0) return { way: 'keep', keptFor: keepFor };
-    const { store } = this;
+    const { line } = this;
     // nor one released while the service shuts down
-    if (!handsOver(store) || this.shutdown.begun) return DELETE;
+    if (!line || this.shutdown.begun) return DELETE;
     const offer = this.queues.get(lock.key)?.takeOffer();
-    return offer ? { way: 'hand-over', offer, store } : DELETE;
+    return offer ? { way: 'hand-over', offer, line } : DELETE;
   }
 
   /** The store call that ends `lock` as `ending` says; `false` when the store no longer had our token. */
@@ -222,7 +226,7 @@ export class LeaseBook implements LeaseController {
       case 'keep':
         return this.store.extend(lock.key, lock.token, ending.keptFor);
       case 'hand-over':
-        return this.handOver(lock, ending.offer, ending.store);
+        return this.handOver(lock, ending.offer, ending.line);
       case 'delete':
         return this.store.release(lock.key, lock.token);
     }
@@ -232,11 +236,11 @@ export class LeaseBook implements LeaseController {
    * Releases `lock` and, in the same store call, grants its key to the local waiter that made `offer`,
    * unless another process waits for it (then it is a plain release, and the waiter tries as usual).
    */
-  private async handOver(lock: Lock, offer: HandOverOffer, store: HandingOverStore): Promise<boolean> {
+  private async handOver(lock: Lock, offer: HandOverOffer, line: WaitingLine): Promise<boolean> {
     const { token, settings, trace } = offer;
     trace.attempts++;
     const sentAt = performance.now();
-    const result = await store.handOver(lock.key, lock.token, acquireRequest(lock.key, token, settings));
+    const result = await line.handOver(lock.key, lock.token, acquireRequest(lock.key, token, settings));
     if (!result.handedOver) return result.released;
     // a hand-over that was on its way when the shutdown began: the waiter is refused like any other
     if (this.shutdown.begun) await this.shutdown.refuseGrant(lock.key, token);
@@ -274,9 +278,4 @@ export class LeaseBook implements LeaseController {
     this.queues.get(lock.key)?.wake();
     return error;
   }
-}
-
-/** Whether `store` can hand a released lease to the next waiter in the same call. */
-function handsOver(store: LockStore): store is HandingOverStore {
-  return store.handOver !== undefined;
 }

@@ -1,5 +1,5 @@
 import type { HandOverOffer } from './hand-over-offer.js';
-import type { ReleaseWatch } from '../interfaces/lock-store.interface.js';
+import type { ReleaseWatch } from '../interfaces/lease.interface.js';
 
 interface Waiter {
   readonly turn: Promise<void>;

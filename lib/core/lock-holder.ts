@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { LockHolder, LockInfo } from '../interfaces/lock-info.interface.js';
-import type { LockState } from '../interfaces/lock-store.interface.js';
+import type { LockState } from '../interfaces/lease.interface.js';
 
 /** The part of every holder record of this process that never changes, as JSON text. */
 const PROCESS_PART = `{"host":${JSON.stringify(hostname())},"pid":${process.pid}`;

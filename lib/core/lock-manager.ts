@@ -10,7 +10,6 @@ import { HoldTimes } from './hold-times.js';
 import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
 import { PermitEngine, permitInfo } from './permit-engine.js';
-import { hasPermits } from '../stores/permits/permits-of.js';
 import { logLockEvents } from '../events/lock-event-logger.js';
 import { LockEvents, type LockEventListener, type LockEventName } from '../events/lock-events.js';
 import { LockObserver } from '../events/lock-observer.js';
@@ -129,8 +128,9 @@ export class LockManager {
       validateBoolean('verifyOnFirstUse', options.verifyOnFirstUse ?? true) && typeof store.verify === 'function';
     this.storeCheck = new StoreCheck(() => this.checkStore(), verifies, shutdown);
     checkDriftAllowance(this.settings.ttl, this.leases.drift(this.settings.ttl), 'ttl');
-    checkHandoffWindow(this.store.handoffWindow, this.settings.ttl, 'handoffWindow');
-    checkStoreMinimum(this.store.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
+    const limits = this.store.capabilities?.limits;
+    checkHandoffWindow(limits?.handoffWindow, this.settings.ttl, 'handoffWindow');
+    checkStoreMinimum(limits?.minTtl, this.store.constructor.name, this.settings.ttl, 'ttl');
   }
 
   /**
@@ -308,7 +308,7 @@ export class LockManager {
   private keepFor(scope: LockedScopeOptions<unknown>, started: number): number | undefined {
     if (scope.keepUntil) {
       const until = Math.min(Math.floor(scope.keepUntil() - Date.now()), MAX_DURATION);
-      const kept = until >= 1 ? (this.store.keepWithin?.(until) ?? until) : 0;
+      const kept = until >= 1 ? (this.store.capabilities?.limits?.keepWithin?.(until) ?? until) : 0;
       return kept >= 1 ? kept : undefined;
     }
     const keepFor = (scope.holdAtLeast ?? 0) - (performance.now() - started);
@@ -348,10 +348,7 @@ export class LockManager {
     }
     try {
       const { store } = this;
-      const [lease, permits] = await Promise.all([
-        store.inspect(valid),
-        hasPermits(store) ? store.permits.inspect(valid) : undefined,
-      ]);
+      const [lease, permits] = await Promise.all([store.inspect(valid), store.capabilities?.permits?.inspect(valid)]);
       return (permits && permitInfo(permits)) ?? toLockInfo(lease);
     } catch (error) {
       this.observer.storeError('inspect', valid, error);

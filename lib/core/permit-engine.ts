@@ -2,13 +2,13 @@ import type { LockObserver } from '../events/lock-observer.js';
 import type { LockInfo } from '../interfaces/lock-info.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { PermitShape, PermitState } from '../interfaces/permit-store.interface.js';
-import { permitsOf } from '../stores/permits/permits-of.js';
 import { HeldPermits } from './held-leases.js';
 import type { HoldTimes } from './hold-times.js';
 import { LeaseBook } from './lease-book.js';
 import { decodeHolder } from './lock-holder.js';
 import { PermitAcquirer } from './permit-acquirer.js';
 import { PermitLeaseStore } from './permit-lease-store.js';
+import { permitStoreOf } from './permit-store-of.js';
 import type { ShutdownGate } from './shutdown-gate.js';
 
 /** What a manager lends its permit engine: the parts its mutex leases use too. */
@@ -29,10 +29,10 @@ export class PermitEngine {
 
   /**
    * @param shape what the first call asks for, for the refusal of a store without permits
-   * @throws LockConfigurationError when `lockStore` keeps no permits (`permitsOf`)
+   * @throws LockConfigurationError when `lockStore` keeps no permits (no `capabilities.permits`)
    */
   constructor(lockStore: LockStore, shape: PermitShape, { observer, shutdown, holdTimes }: PermitEngineParts) {
-    const store = new PermitLeaseStore(permitsOf(lockStore, shape), lockStore);
+    const store = new PermitLeaseStore(permitStoreOf(lockStore, shape), lockStore);
     const gate = shutdown.over(store);
     // permits are not lined up locally (the store's line orders them): no local queues to wake
     const queues = new Map<string, never>();

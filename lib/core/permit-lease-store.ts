@@ -1,11 +1,7 @@
-import type {
-  AcquireResult,
-  LeaseRenewal,
-  LockState,
-  LockStore,
-  ReleaseWatch,
-} from '../interfaces/lock-store.interface.js';
+import type { AcquireResult, LeaseRenewal, LockState, ReleaseWatch } from '../interfaces/lease.interface.js';
+import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { PermitStore } from '../interfaces/permit-store.interface.js';
+import type { LockStoreCapabilities } from '../interfaces/store-capabilities.interface.js';
 import { permitConflictError } from '../stores/permits/permit-shape.js';
 import type { ShapedRequest } from './acquire-request.js';
 
@@ -16,9 +12,8 @@ import type { ShapedRequest } from './acquire-request.js';
  * `LockConfigurationError`, thrown, never a refusal to wait on.
  */
 export class PermitLeaseStore implements LockStore {
-  readonly handoffWindow: number;
-  readonly minTtl?: number;
-  readonly clockDrift?: (ttl: number) => number;
+  /** The ttl rules of the store the permits belong to, with the permits' own hand-off window. */
+  readonly capabilities: LockStoreCapabilities;
 
   /**
    * @param permits where the permits live
@@ -28,9 +23,14 @@ export class PermitLeaseStore implements LockStore {
     readonly permits: PermitStore,
     leases: LockStore,
   ) {
-    this.handoffWindow = permits.handoffWindow;
-    this.minTtl = leases.minTtl;
-    this.clockDrift = leases.clockDrift?.bind(leases);
+    const limits = leases.capabilities?.limits;
+    this.capabilities = {
+      limits: {
+        minTtl: limits?.minTtl,
+        ...(limits?.clockDrift ? { clockDrift: (ttl: number) => limits.clockDrift!(ttl) } : {}),
+        handoffWindow: permits.handoffWindow,
+      },
+    };
   }
 
   /** @throws LockConfigurationError when the key is in use with another shape than the request's */

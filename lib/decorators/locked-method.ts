@@ -4,7 +4,7 @@ import type { LockSectionOptions } from '../interfaces/lock-options.interface.js
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { PermitShape } from '../interfaces/permit-store.interface.js';
 import { checkPermitShape } from '../stores/permits/permit-shape.js';
-import { permitsOf } from '../stores/permits/permits-of.js';
+import { permitStoreOf } from '../core/permit-store-of.js';
 import type { LockManager } from '../core/lock-manager.js';
 import { KeyResolver } from '../keys/key-resolver.js';
 import { requestFor } from '../core/lock-context.js';
@@ -119,7 +119,7 @@ export class LockedMethod {
     if (limit === undefined && mode === undefined) return;
     const scope = `@WithLock(${this.definition.label})`;
     const shape = checkPermitShape({ limit, mode } as PermitShape, scope);
-    permitsOf(store, shape, `${scope}.${'limit' in shape ? 'limit' : 'mode'}`);
+    permitStoreOf(store, shape, `${scope}.${'limit' in shape ? 'limit' : 'mode'}`);
   }
 
   /**

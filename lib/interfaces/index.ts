@@ -1,15 +1,8 @@
-export type {
-  AcquireRequest,
-  AcquireResult,
-  DirectGrant,
-  HandOverResult,
-  LeaseRenewal,
-  LockState,
-  LockStore,
-  LockStoreHealth,
-  LockStoreVerification,
-  ReleaseWatch,
-} from './lock-store.interface.js';
+export type { AcquireRequest, AcquireResult, LeaseRenewal, LockState, ReleaseWatch } from './lease.interface.js';
+export type { LeaseLimits } from './lease-limits.interface.js';
+export type { LockStore, LockStoreHealth, LockStoreVerification } from './lock-store.interface.js';
+export type { LockStoreCapabilities, LockStoreCapabilityName } from './store-capabilities.interface.js';
+export type { DirectGrant, HandOverResult, WaitingLine } from './waiting-line.interface.js';
 export type { LockHolder, LockInfo } from './lock-info.interface.js';
 export type {
   LockContention,
@@ -22,7 +15,6 @@ export type {
 export type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
 export type { LockModuleOptions, RedisClusterConfig } from './lock-module-options.interface.js';
 export type {
-  PermitCapable,
   PermitConflict,
   PermitGrant,
   PermitHolderState,

@@ -1,4 +1,4 @@
-import type { LeaseRenewal, ReleaseWatch } from './lock-store.interface.js';
+import type { LeaseRenewal, ReleaseWatch } from './lease.interface.js';
 
 /** The mode of a readers-writer permit: any number of readers together, or one writer alone. */
 export type PermitMode = 'read' | 'write';
@@ -123,10 +123,4 @@ export interface PermitStore {
   readonly handoffWindow: number;
   /** Frees what the store owns; never a client the user passed in. */
   close(): Promise<void>;
-}
-
-/** A lock store that also keeps permits (a capability: stores that cannot do it atomically lack it). */
-export interface PermitCapable {
-  /** The permit storage on the same lock space (same keys, fences and notices) as the store's leases. */
-  readonly permits: PermitStore;
 }

@@ -41,7 +41,7 @@ export function checkHandoffWindow(window: number | undefined, ttl: number, blam
 }
 
 /**
- * Refuses a ttl shorter than the least the store can grant (`LockStore.minTtl`; etcd counts leases in whole
+ * Refuses a ttl shorter than the least the store can grant (`LeaseLimits.minTtl`; etcd counts leases in whole
  * seconds, so 1000 ms).
  * @param least the store's least ttl, when it has one
  * @param store the store's name, for the message
@@ -58,14 +58,15 @@ export function checkStoreMinimum(least: number | undefined, store: string, ttl:
 
 /**
  * What a ttl must respect on `store`, as the store says: the one place that reads a store's `minTtl`,
- * `clockDrift` and `handoffWindow`.
+ * `clockDrift` and `handoffWindow` (its `capabilities.limits`).
  */
 export function leaseBoundsOf(store: LockStore): LeaseBounds {
+  const limits = store.capabilities?.limits;
   return {
     store: store.constructor.name,
-    minTtl: store.minTtl,
-    clockDrift: store.clockDrift?.bind(store),
-    handoffWindow: store.handoffWindow,
+    minTtl: limits?.minTtl,
+    clockDrift: limits?.clockDrift && ((ttl) => limits.clockDrift!(ttl)),
+    handoffWindow: limits?.handoffWindow,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ReleaseWatch } from '../interfaces/lock-store.interface.js';
+import type { ReleaseWatch } from '../interfaces/lease.interface.js';
 
 /** A release watch woken by `wake()` (a notice or a local release); a notice heard between two `next()` calls is kept, not lost. */
 export class NotifiableWatch implements ReleaseWatch {

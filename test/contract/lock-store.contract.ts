@@ -6,7 +6,7 @@ import { DEFAULT_HANDOFF_WINDOW } from '../../lib/stores/redis/redis-store-optio
 import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
-import type { LockState } from '../../lib/interfaces/lock-store.interface.js';
+import type { LockState } from '../../lib/interfaces/lease.interface.js';
 import { newToken } from '../../lib/utils/token.js';
 import type { StorePair, StoreKind } from '../support/stores.js';
 
@@ -124,7 +124,8 @@ export function describeStoreContract(kind: StoreKind): void {
 
     it('hands a lease over in one step unless another process waits, and then releases it to that one', async () => {
       const { store, other } = pair;
-      if (!store.handOver) return; // optional: a store without it is released, then acquired
+      const line = store.capabilities?.line;
+      if (!line) return; // optional: a store without a line is released, then acquired
       const first = newToken();
       await store.acquire({ key: 'ho', token: first, ttl: 5000, fencing: true });
       const fenceBefore = (await other.inspect('ho')).fence!;
@@ -132,9 +133,9 @@ export function describeStoreContract(kind: StoreKind): void {
       const next = newToken();
       const holder = JSON.stringify({ host: 'h', pid: 2, label: 'Next.run', acquiredAt: new Date(0).toISOString() });
       const request = { key: 'ho', token: next, ttl: 5000, fencing: true, holder };
-      expect(await store.handOver('ho', newToken(), request)).toEqual({ released: false, handedOver: false });
+      expect(await line.handOver('ho', newToken(), request)).toEqual({ released: false, handedOver: false });
 
-      const handed = await store.handOver('ho', first, request);
+      const handed = await line.handOver('ho', first, request);
       expect(handed).toEqual({ released: true, handedOver: true, fence: expect.any(Number) });
       if (handed.handedOver) expect(handed.fence).toBeGreaterThan(fenceBefore);
       expect(await other.inspect('ho')).toMatchObject({ held: true, holder });
@@ -149,19 +150,19 @@ export function describeStoreContract(kind: StoreKind): void {
       const refused = await other.acquire({ ...request, token: waiterToken, waiting });
       expect(refused.acquired).toBe(false);
       const releaseSent = performance.now();
-      expect(await store.handOver('ho', next, { ...request, token: newToken() })).toEqual({
+      expect(await line.handOver('ho', next, { ...request, token: newToken() })).toEqual({
         released: true,
         handedOver: false,
       });
       expect(await theirs.next(1000)).toBe(true);
-      const direct = other.takeGrant?.('ho', waiterToken);
+      const direct = other.capabilities?.line?.takeGrant?.('ho', waiterToken);
       const mineToken = newToken();
       const mine = await store.acquire({ key: 'ho', token: mineToken, ttl: 5000, fencing: false });
       if (direct) {
         // the waiter holds it from its request's send time, fenced as it asked, and only once
         expect(direct.sentAt).toBeLessThan(releaseSent);
         if (handed.handedOver) expect(direct.fence).toBeGreaterThan(handed.fence!);
-        expect(other.takeGrant?.('ho', waiterToken)).toBeUndefined();
+        expect(other.capabilities?.line?.takeGrant?.('ho', waiterToken)).toBeUndefined();
         expect(mine.acquired).toBe(false);
         expect(await other.release('ho', waiterToken)).toBe(true);
       } else {
@@ -209,7 +210,7 @@ export function describeStoreContract(kind: StoreKind): void {
       const within = kind.minTtl === undefined ? 300 : 3000;
       const token = newToken();
       await pair.store.acquire({ key: 'kept', token, ttl: ttlOf(10_000), fencing: false });
-      const keep = pair.store.keepWithin?.(within) ?? within;
+      const keep = pair.store.capabilities?.limits?.keepWithin?.(within) ?? within;
       expect(keep).toBeGreaterThan(0);
       expect(await pair.store.extend('kept', token, keep)).toBe(true);
       // the keep counts from when the store applied it, before its answer came back
@@ -439,6 +440,6 @@ function bind(store: StorePair['store']): StorePair['store'] {
     inspect: (k) => store.inspect(k),
     watch: (k) => store.watch(k),
     close: () => store.close(),
-    ...(store.handOver ? { handOver: (k, t, next) => store.handOver!(k, t, next) } : {}),
+    ...(store.capabilities ? { capabilities: store.capabilities } : {}),
   };
 }

@@ -13,7 +13,7 @@ const env = process.env as Record<string, string>;
 const space = env as unknown as PermitSpace;
 // the permits of a RedisLockStore, as the engine uses them; its mutex leases too when MUTEX_SHARE is set
 const locks = new RedisLockStore({ client: clientOfSpace(space), keyPrefix: space.KEY_PREFIX, ownsClient: true });
-const store = locks.permits;
+const store = locks.capabilities.permits;
 const counter = clientOfSpace(space);
 
 createInterface({ input: process.stdin }).on('close', () => process.exit(0));

@@ -9,7 +9,7 @@ import { inspect } from 'node:util';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
-import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lock-store.interface.js';
+import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lease.interface.js';
 import {
   EtcdLockStore,
   isLockError,
@@ -124,7 +124,7 @@ process.on('uncaughtException', (error) => result.unhandled.push(`uncaught excep
 class RecordingStore extends RedisLockStore {
   constructor(...args: ConstructorParameters<typeof RedisLockStore>) {
     super(...args);
-    const permits = this.permits;
+    const permits = this.capabilities.permits;
     const acquire = permits.acquire.bind(permits);
     permits.acquire = (request) => {
       appendFileSync(config.tokensFile, `${request.token}\n`);

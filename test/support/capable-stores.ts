@@ -1,13 +1,13 @@
 import { Redis } from 'ioredis';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
-import type { PermitCapable } from '../../lib/interfaces/permit-store.interface.js';
+import type { PermitStore } from '../../lib/interfaces/permit-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
 import { testRedisUrl, uniquePrefix } from './stores.js';
 
-/** A lock store that keeps permits (its own `.permits`), and how to close it. */
+/** A lock store that keeps permits (its `capabilities.permits`), and how to close it. */
 export interface CapableStore {
-  readonly store: LockStore & PermitCapable;
+  readonly store: LockStore & { readonly capabilities: { readonly permits: PermitStore } };
   close(): Promise<void>;
 }
 

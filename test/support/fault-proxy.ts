@@ -44,7 +44,7 @@ export interface FaultProxy {
 /**
  * Starts a {@link FaultProxy} on a free port of 127.0.0.1 that forwards to `target`.
  * @example
- * const proxy = await startFaultProxy(process.env.REDIS_TEST_URL!);
+ * const proxy = await startFaultProxy(testRedisUrl());
  * const redis = new Redis(proxy.url, { commandTimeout: 200 });
  * proxy.blackhole();
  * await expect(redis.ping()).rejects.toThrow(/timed out/);

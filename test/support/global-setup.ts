@@ -2,18 +2,23 @@
 import { startRedisServer, type RedisServerHandle } from './redis-server';
 
 declare global {
-  var __nestjsLockRedis: RedisServerHandle | undefined;
+  var __nestjsLockRedis: RedisServerHandle[] | undefined;
 }
 
 /**
- * Starts the redis-server that test files share (unless REDIS_URL names one) and hands its URL to the
- * workers through REDIS_TEST_URL. Files that stop or restart a server start their own.
+ * Starts one redis-server per Jest worker (unless REDIS_URL names one for all) and hands worker `n` its URL
+ * through REDIS_TEST_URL_<n>, which `testRedisUrl()` reads: files running at the same time never share a
+ * server, so one file's load or pause cannot slow another's. Files that stop or restart a server start
+ * their own.
  */
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
+  const workers = globalConfig.maxWorkers;
   if (process.env.REDIS_URL) {
-    process.env.REDIS_TEST_URL = process.env.REDIS_URL;
+    for (let worker = 1; worker <= workers; worker++) process.env[`REDIS_TEST_URL_${worker}`] = process.env.REDIS_URL;
     return;
   }
-  globalThis.__nestjsLockRedis = await startRedisServer();
-  process.env.REDIS_TEST_URL = globalThis.__nestjsLockRedis.url;
+  globalThis.__nestjsLockRedis = await Promise.all(Array.from({ length: workers }, () => startRedisServer()));
+  globalThis.__nestjsLockRedis.forEach((server, index) => {
+    process.env[`REDIS_TEST_URL_${index + 1}`] = server.url;
+  });
 }

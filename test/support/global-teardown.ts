@@ -1,4 +1,4 @@
-/** Stops the shared redis-server that global-setup started. */
+/** Stops the redis-servers that global-setup started, one per worker. */
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.__nestjsLockRedis?.stop();
+  await Promise.all((globalThis.__nestjsLockRedis ?? []).map((server) => server.stop()));
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
-import type { AcquireRequest, LockStore } from '../../lib/interfaces/lock-store.interface.js';
+import type { AcquireRequest } from '../../lib/interfaces/lease.interface.js';
+import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 
 /** How long a waiter sleeps at most between two attempts without a notice: the safety net of a missed one. */
 const LONGEST_SLEEP = 500;

@@ -54,7 +54,7 @@ export const memoryPermitKind: PermitStoreKind = {
     const fences = inside.fences;
     const store =
       options.handoffWindow === undefined
-        ? mutex.permits
+        ? mutex.capabilities.permits
         : new MemoryPermitStore({ mutex, fences, onMutexTurn: (key) => inside.watches.wake(key), ...options });
     const counters = new Map<string, number>();
     return {

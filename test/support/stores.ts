@@ -45,12 +45,17 @@ export interface StoreKind {
   readonly fences?: 'clock' | 'revision';
 }
 
-/** The URL of the shared test redis-server started by the global setup. */
+/**
+ * The URL of this Jest worker's own test redis-server, started by the global setup (REDIS_TEST_URL_<worker>):
+ * the files of one worker run one after another, so nothing else loads it meanwhile.
+ */
 export function testRedisUrl(): string {
-  const url = process.env.REDIS_TEST_URL;
+  const worker = process.env.JEST_WORKER_ID ?? '1';
+  const url = process.env[`REDIS_TEST_URL_${worker}`];
   if (!url)
     throw new Error(
-      'REDIS_TEST_URL is not set: run the tests through jest (npm test), whose global setup starts redis-server.',
+      `REDIS_TEST_URL_${worker} is not set: run the tests through jest (npm test), whose global setup starts ` +
+        'a redis-server per worker.',
     );
   return url;
 }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import type { AcquireRequest, AcquireResult, HandOverResult } from '../../interfaces/lock-store.interface.js';
+import type { AcquireRequest, AcquireResult } from '../../interfaces/lease.interface.js';
+import type { HandOverResult } from '../../interfaces/waiting-line.interface.js';
 import type { EtcdKeyValue, EtcdResponseOp, Etcd3Client } from './etcd-client.js';
 import type { EtcdKeepAlives } from './etcd-keep-alives.js';
 import type { EtcdResourceKeys } from './etcd-keys.js';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LockStoreError } from '../../errors/lock-store.error.js';
-import type { LeaseRenewal } from '../../interfaces/lock-store.interface.js';
+import type { LeaseRenewal } from '../../interfaces/lease.interface.js';
 import type { Etcd3Client } from './etcd-client.js';
 import type { EtcdKeepAlives } from './etcd-keep-alives.js';
 import type { EtcdResourceKeys } from './etcd-keys.js';

@@ -3,13 +3,13 @@ import { LockStoreError } from '../../errors/lock-store.error.js';
 import type {
   AcquireRequest,
   AcquireResult,
-  HandOverResult,
   LeaseRenewal,
   LockState,
-  LockStore,
-  LockStoreHealth,
   ReleaseWatch,
-} from '../../interfaces/lock-store.interface.js';
+} from '../../interfaces/lease.interface.js';
+import type { LockStore, LockStoreHealth } from '../../interfaces/lock-store.interface.js';
+import type { LockStoreCapabilities } from '../../interfaces/store-capabilities.interface.js';
+import type { HandOverResult } from '../../interfaces/waiting-line.interface.js';
 import { createEtcdClients, type Etcd3Client } from './etcd-client.js';
 import { EtcdGrants } from './etcd-grants.js';
 import { EtcdKeepAlives } from './etcd-keep-alives.js';
@@ -48,8 +48,18 @@ const EXPIRY_LAG = 1000;
  * under 1 s is refused.
  */
 export class EtcdLockStore implements LockStore {
-  /** The least ttl this store grants, in ms: etcd leases are whole seconds. */
-  readonly minTtl = MIN_ETCD_TTL;
+  /**
+   * Its ttl rules (leases of whole seconds, at least one; keeps that end within a window), and its line of
+   * waiting processes per resource; no permits yet.
+   */
+  readonly capabilities: LockStoreCapabilities = {
+    limits: { minTtl: MIN_ETCD_TTL, keepWithin: (ms) => this.keepWithin(ms) },
+    line: {
+      handOver: (key, token, next) => this.handOver(key, token, next),
+      leaveLine: (key) => this.leaveLine(key),
+    },
+    absent: { permits: 'the etcd store has no semaphores or readers-writer locks yet' },
+  };
   private readonly prefix: string;
   private readonly members: Promise<EtcdMembers>;
   /** The members' unary calls, each failing over to the next member (see EtcdMembers). */
@@ -124,7 +134,8 @@ export class EtcdLockStore implements LockStore {
     });
   }
 
-  async handOver(key: string, token: string, next: AcquireRequest): Promise<HandOverResult> {
+  /** See `WaitingLine.handOver`. */
+  private async handOver(key: string, token: string, next: AcquireRequest): Promise<HandOverResult> {
     validateEtcdTtl(next.ttl);
     const keys = this.keysOf(key);
     // the line has one place per store: with two waiting queues here (two managers), one could starve the other
@@ -134,7 +145,8 @@ export class EtcdLockStore implements LockStore {
     return this.run('release', key, (client) => this.grants.handOver(client, keys, token, next));
   }
 
-  async leaveLine(key: string): Promise<void> {
+  /** See `WaitingLine.leaveLine`. */
+  private async leaveLine(key: string): Promise<void> {
     if (this.closed) return;
     const keys = this.keysOf(key);
     await this.run('leave the line of', key, () => this.line.leave(keys));
@@ -145,7 +157,7 @@ export class EtcdLockStore implements LockStore {
    * out, and no shorter than the least lease the cluster grants (one would last longer than asked); `0` when none
    * fits.
    */
-  keepWithin(ms: number): number {
+  private keepWithin(ms: number): number {
     const seconds = Math.floor((ms - EXPIRY_LAG) / 1000);
     return seconds >= this.pool.leastLease ? seconds * 1000 : 0;
   }

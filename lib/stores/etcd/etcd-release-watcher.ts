@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { raceDeadline } from '../../utils/deadline.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import type { EtcdDuplexStream, EtcdWatchRequest, EtcdWatchResponse, Etcd3Client } from './etcd-client.js';

@@ -1,4 +1,4 @@
-import type { AcquireRequest } from '../../interfaces/lock-store.interface.js';
+import type { AcquireRequest } from '../../interfaces/lease.interface.js';
 import type { EtcdCompare, EtcdRequestOp, EtcdTxnRequest } from './etcd-client.js';
 import type { EtcdResourceKeys } from './etcd-keys.js';
 

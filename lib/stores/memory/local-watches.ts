@@ -1,4 +1,4 @@
-import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 
 /**

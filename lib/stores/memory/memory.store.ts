@@ -4,13 +4,11 @@ import type {
   AcquireResult,
   LeaseRenewal,
   LockState,
-  LockStore,
-  LockStoreHealth,
   ReleaseWatch,
-} from '../../interfaces/lock-store.interface.js';
+} from '../../interfaces/lease.interface.js';
+import type { LockStore, LockStoreHealth } from '../../interfaces/lock-store.interface.js';
 import { LocalWatches } from './local-watches.js';
 import { takeFence } from './memory-fences.js';
-import type { PermitCapable } from '../../interfaces/permit-store.interface.js';
 import { MemoryPermitStore } from '../permits/memory-permit-store.js';
 
 interface Lease {
@@ -25,7 +23,7 @@ interface Lease {
  * A lock store inside one process: the same contract as the Redis store (TTL expiry, tokens, fences,
  * release notices), for tests and single-instance apps. Locks are not shared with other processes.
  */
-export class MemoryLockStore implements LockStore, PermitCapable {
+export class MemoryLockStore implements LockStore {
   private readonly leases = new Map<string, Lease>();
   private readonly fences = new Map<string, number>();
   private readonly watches = new LocalWatches();
@@ -33,11 +31,13 @@ export class MemoryLockStore implements LockStore, PermitCapable {
    * Semaphores and readers-writer locks on the same keys and fences as this store's leases: a permit and a
    * mutex lease never share a key.
    */
-  readonly permits = new MemoryPermitStore({
+  private readonly permits = new MemoryPermitStore({
     mutex: this,
     fences: this.fences,
     onMutexTurn: (key) => this.watches.wake(key),
   });
+  /** Permits (semaphores, readers-writer locks); no line of processes, as there is one process. */
+  readonly capabilities: { readonly permits: MemoryPermitStore } = { permits: this.permits };
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const current = this.leases.get(request.key);

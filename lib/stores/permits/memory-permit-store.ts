@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import type { LeaseRenewal, LockStore, ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lease.interface.js';
+import type { LockStore } from '../../interfaces/lock-store.interface.js';
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../options/validate-options.js';

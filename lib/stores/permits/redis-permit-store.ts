@@ -2,7 +2,7 @@ import { newOwnerId } from '../../utils/owner-id.js';
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
-import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lease.interface.js';
 import type {
   PermitHolderState,
   PermitRequest,

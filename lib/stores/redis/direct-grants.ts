@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { DirectGrant } from '../../interfaces/lock-store.interface.js';
+import type { DirectGrant } from '../../interfaces/waiting-line.interface.js';
 
 /** One request left in the line (see ACQUIRE's offer): who asked, when, and what the release granted it. */
 export interface PendingOffer {

@@ -7,22 +7,19 @@ import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type {
   AcquireRequest,
   AcquireResult,
-  DirectGrant,
-  HandOverResult,
   LeaseRenewal,
   LockState,
-  LockStore,
-  LockStoreHealth,
-  LockStoreVerification,
   ReleaseWatch,
-} from '../../interfaces/lock-store.interface.js';
+} from '../../interfaces/lease.interface.js';
+import type { LockStore, LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
+import type { LeaseLimits } from '../../interfaces/lease-limits.interface.js';
+import type { HandOverResult, WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import { resourceKeys, type ResourceKeys } from './resource-keys.js';
 import { closeClient } from './close-client.js';
 import { commandTimeoutOf, groupByNode, isCluster, subscriberClient } from './cluster-client.js';
 import { ConnectionWatch, unreachableServer } from './connection-failure.js';
 import { DirectGrants } from './direct-grants.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
-import type { PermitCapable } from '../../interfaces/permit-store.interface.js';
 import { RedisPermitStore } from '../permits/redis-permit-store.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
@@ -55,15 +52,20 @@ const RECENT_KEYS = 4096;
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
  * Every operation is one Lua script on one hash slot; no KEYS or SCAN is ever used.
  */
-export class RedisLockStore implements LockStore, PermitCapable {
+export class RedisLockStore implements LockStore {
   readonly client: Redis | Cluster;
   /** How long a contended release reserves the key for the process first in line, in ms. */
-  readonly handoffWindow: number;
+  private readonly handoffWindow: number;
   /**
-   * Semaphores and readers-writer locks on the same keys, fences and notices as this store's leases: a
-   * permit and a mutex lease never share a key (see permits/scripts/permit.lua.ts).
+   * Its hand-off window; its line of waiting processes (while the window and release notices are on); and
+   * semaphores and readers-writer locks on the same keys, fences and notices as its leases (a permit and a
+   * mutex lease never share a key: see permits/scripts/permit.lua.ts).
    */
-  readonly permits: RedisPermitStore;
+  readonly capabilities: {
+    readonly limits: LeaseLimits;
+    readonly line?: WaitingLine;
+    readonly permits: RedisPermitStore;
+  };
   private readonly prefix: string;
   private readonly owner = newOwnerId();
   private readonly subscriber?: ReleaseSubscriber;
@@ -109,13 +111,25 @@ export class RedisLockStore implements LockStore, PermitCapable {
         onGrant: (version, fence) => this.grantArrived(version, fence),
       });
     }
-    this.permits = new RedisPermitStore({
+    const permits = new RedisPermitStore({
       client: this.client,
       keyPrefix: this.prefix,
       releaseNotices: notices,
       // permits always go to their line in order: a window of at least 1 ms
       handoffWindow: Math.max(1, this.handoffWindow),
     });
+    const line: WaitingLine = {
+      handOver: (key, token, next) => this.handOver(key, token, next),
+      leaveLine: (key) => this.leaveLine(key),
+      grantsToWaiters: this.grantsToWaiters,
+      takeGrant: (key, token) => this.direct.take(key, token),
+      withdrawOffer: (key, token) => this.withdrawOffer(key, token),
+    };
+    this.capabilities = {
+      limits: { handoffWindow: this.handoffWindow },
+      ...(this.usesLine ? { line } : {}),
+      permits,
+    };
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -176,7 +190,7 @@ export class RedisLockStore implements LockStore, PermitCapable {
    * Whether a release grants the lease straight to the waiter first in line (see RELEASE): with the line, and
    * without replicaAck, whose grants must each wait for the replicas.
    */
-  get grantsToWaiters(): boolean {
+  private get grantsToWaiters(): boolean {
     return this.usesLine && !this.replicaAck;
   }
 
@@ -216,11 +230,8 @@ export class RedisLockStore implements LockStore, PermitCapable {
     void call.finally(() => this.givingBack.delete(call));
   }
 
-  takeGrant(key: string, token: string): DirectGrant | undefined {
-    return this.direct.take(key, token);
-  }
-
-  withdrawOffer(key: string, token: string): void {
+  /** `token`'s request no longer waits for `key`: a direct grant that comes for it is given back. */
+  private withdrawOffer(key: string, token: string): void {
     for (const untaken of this.direct.withdraw(key, token)) this.giveBack(untaken.key, untaken.token, untaken.ttl);
   }
 
@@ -250,12 +261,13 @@ export class RedisLockStore implements LockStore, PermitCapable {
     return reply === 1;
   }
 
-  async handOver(key: string, token: string, next: AcquireRequest): Promise<HandOverResult> {
+  /** See `WaitingLine.handOver`. */
+  private async handOver(key: string, token: string, next: AcquireRequest): Promise<HandOverResult> {
     const keys = this.keysOf(key);
     // a hand-over needs the line (it tells whether another process waits), and exactly one local waiting
     // queue: two managers sharing this store share one place in the line, and one could keep the key from the
     // other; with replicaAck each grant must wait for replicas on its own
-    if (this.replicaAck || !this.usesLine || this.subscriber?.watchers(this.noticesOf(keys)) !== 1) {
+    if (this.replicaAck || this.subscriber?.watchers(this.noticesOf(keys)) !== 1) {
       return { released: await this.release(key, token), handedOver: false };
     }
     const args = handOverArgs(token, this.releaseCall(keys), next);
@@ -280,8 +292,9 @@ export class RedisLockStore implements LockStore, PermitCapable {
     };
   }
 
-  async leaveLine(key: string): Promise<void> {
-    if (!this.usesLine || this.closed) return;
+  /** See `WaitingLine.leaveLine`. */
+  private async leaveLine(key: string): Promise<void> {
+    if (this.closed) return;
     const keys = this.keysOf(key);
     await this.run('leave the line of', key, keys, async () =>
       pipelineValues(await this.client.pipeline().lrem(keys.line, 0, this.owner).hdel(keys.offers, this.owner).exec()),
@@ -362,7 +375,7 @@ export class RedisLockStore implements LockStore, PermitCapable {
     this.closed = true;
     // grants given back must reach the server before the connection goes
     await Promise.all(this.givingBack);
-    await Promise.all([this.subscriber?.close(), this.permits.close()]);
+    await Promise.all([this.subscriber?.close(), this.capabilities.permits.close()]);
     if (this.options.ownsClient) await closeClient(this.client);
     this.connection?.stop();
   }

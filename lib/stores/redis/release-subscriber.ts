@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
-import type { ReleaseWatch } from '../../interfaces/lock-store.interface.js';
+import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
 import { readNotice } from './waiting-line.js';
 

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
-import type { AcquireRequest, LeaseRenewal } from '../../interfaces/lock-store.interface.js';
+import type { AcquireRequest, LeaseRenewal } from '../../interfaces/lease.interface.js';
 import { awaitReplicas, type ReplicaAck, type ReplicaAckOutcome } from './replica-ack.js';
 import type { ResourceKeys } from './resource-keys.js';
 import { errorMessage, redisStoreError } from './store-error.js';

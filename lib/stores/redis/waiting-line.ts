@@ -1,4 +1,4 @@
-import type { AcquireRequest } from '../../interfaces/lock-store.interface.js';
+import type { AcquireRequest } from '../../interfaces/lease.interface.js';
 
 /*
  * The protocol of a key's line of waiting processes, on the TypeScript side. A resource's line is the list

@@ -1,5 +1,5 @@
 import { LockStoreError } from '../../errors/lock-store.error.js';
-import type { LockState } from '../../interfaces/lock-store.interface.js';
+import type { LockState } from '../../interfaces/lease.interface.js';
 import { readStoredLease } from '../redis/lease-value.js';
 import type { ResourceKeys } from '../redis/resource-keys.js';
 import type { QuorumNodes } from './quorum-nodes.js';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LockStoreError } from '../../errors/lock-store.error.js';
-import type { LeaseRenewal } from '../../interfaces/lock-store.interface.js';
+import type { LeaseRenewal } from '../../interfaces/lease.interface.js';
 import { extendOnOneServer } from '../redis/extend-on-one-server.js';
 import { resourceKeys } from '../redis/resource-keys.js';
 import type { QuorumNodes } from './quorum-nodes.js';

@@ -6,10 +6,10 @@ import type {
   AcquireResult,
   LeaseRenewal,
   LockState,
-  LockStore,
-  LockStoreVerification,
   ReleaseWatch,
-} from '../../interfaces/lock-store.interface.js';
+} from '../../interfaces/lease.interface.js';
+import type { LockStore, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
+import type { LockStoreCapabilities } from '../../interfaces/store-capabilities.interface.js';
 import { resourceKeys, type ResourceKeys } from '../redis/resource-keys.js';
 import { FanInWatch } from './fan-in-watch.js';
 import { NotifiableWatch } from '../notifiable-watch.js';
@@ -61,7 +61,12 @@ export class RedlockStore implements LockStore {
   private readonly prefix: string;
   private readonly driftFactor: number;
   /** How long a contended release reserves the key against this process, in ms. */
-  readonly handoffWindow: number;
+  private readonly handoffWindow: number;
+  /**
+   * Its drift rule (`driftFactor`) and hand-off window; no line of waiting processes (each node would keep its
+   * own, and reservations split across them reach no quorum) and no permits.
+   */
+  readonly capabilities: LockStoreCapabilities;
   private readonly acceptEvictionRisk: boolean;
   private readonly publishCommand: string;
   private readonly owner = newOwnerId();
@@ -79,6 +84,20 @@ export class RedlockStore implements LockStore {
     this.prefix = settings.keyPrefix;
     this.driftFactor = settings.driftFactor;
     this.handoffWindow = settings.handoffWindow;
+    this.capabilities = {
+      limits: {
+        // `ttl * driftFactor + 2 ms`: holders count their validity with it
+        clockDrift: (ttl) => redlockClockDrift(ttl, settings.driftFactor),
+        handoffWindow: settings.handoffWindow,
+      },
+      absent: {
+        line: 'each node would keep its own line, and reservations split across them reach no quorum',
+        permits:
+          'a quorum of independent Redis nodes cannot count the holders of one key in one atomic step, so it could ' +
+          'let in more than the limit (or a writer beside readers); use RedisLockStore (one Redis, Sentinel or ' +
+          'Cluster) or MemoryLockStore for these keys',
+      },
+    };
     this.acceptEvictionRisk = settings.acceptEvictionRisk;
     const notices = settings.releaseNotices;
     this.publishCommand = notices ? 'PUBLISH' : '';
@@ -197,11 +216,6 @@ export class RedlockStore implements LockStore {
     this.watches.clear();
     await Promise.all((this.subscribers ?? []).map((subscriber) => subscriber.close()));
     await this.nodes.close();
-  }
-
-  /** The drift allowance of a `ttl` ms lease: `ttl * driftFactor + 2 ms`; holders count their validity with it. */
-  clockDrift(ttl: number): number {
-    return redlockClockDrift(ttl, this.driftFactor);
   }
 
   private keysOf(key: string): ResourceKeys {

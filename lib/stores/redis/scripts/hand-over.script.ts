@@ -1,4 +1,4 @@
-import type { AcquireRequest } from '../../../interfaces/lock-store.interface.js';
+import type { AcquireRequest } from '../../../interfaces/lease.interface.js';
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';

@@ -1,0 +1,4 @@
+import { memoryPermitKind } from '../support/permit-stores.js';
+import { describePermitContract } from './permit-store.contract.js';
+
+describePermitContract(memoryPermitKind, false);

@@ -1,0 +1,4 @@
+import { memoryKind } from '../support/stores.js';
+import { describeStoreContract } from './lock-store.contract.js';
+
+describeStoreContract(memoryKind);

@@ -1,0 +1,4 @@
+import { redisKind } from '../support/stores.js';
+import { describeStoreContract } from './lock-store.contract.js';
+
+describeStoreContract(redisKind);

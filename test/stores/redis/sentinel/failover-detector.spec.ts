@@ -1,0 +1,104 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { LockStoreError } from '../../../../lib/errors/lock-store.error.js';
+import { LockManager } from '../../../../lib/core/lock-manager.js';
+import type { LockStore } from '../../../../lib/interfaces/lock-store.interface.js';
+import { createStore } from '../../../../lib/stores/registry.js';
+import { checkModuleOptions } from '../../../../lib/lock.module-options.js';
+import { startRedisSentinel, type RedisSentinelHandle } from '../../../support/redis-sentinel.js';
+import { uniquePrefix } from '../../../support/stores.js';
+
+/** Long enough for the holder's validity to outlast the failover, so only the store can tell it. */
+const TTL = 9000;
+
+describe('a Sentinel client the module creates, when the master freezes', () => {
+  let group: RedisSentinelHandle;
+  const cleanups: Array<() => Promise<unknown>> = [];
+
+  beforeEach(async () => {
+    group = await startRedisSentinel();
+  }, 60_000);
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await group?.stop();
+  });
+
+  /** A store the module would create from `redis: { sentinels, name }`. */
+  const sentinelStore = async (keyPrefix: string): Promise<LockStore> =>
+    (await createStore(checkModuleOptions({ redis: group.clientOptions, keyPrefix }).store)).store;
+  const manager = async (keyPrefix: string): Promise<LockManager> => {
+    const created = new LockManager({ store: await sentinelStore(keyPrefix) });
+    cleanups.push(() => created.close());
+    return created;
+  };
+
+  it('follows the failover, so a rival on the new master is refused or the holder is told, never two holders unannounced', async () => {
+    const keyPrefix = uniquePrefix();
+    const lock = await (await manager(keyPrefix)).acquire('job', { ttl: TTL, autoRenew: true });
+    const master = await group.master();
+    // frozen, not dead: its connections stay open, and it answers again as a master once it runs
+    master.process.pause();
+    const frozenAt = performance.now();
+    cleanups.push(async () => master.process.resume());
+    await group.waitForFailover(master);
+    master.process.resume();
+
+    // another process that connects now finds the new master, and tries for the key until well after the
+    // lease the holder renewed before the freeze would have run out there
+    const rival = await manager(keyPrefix);
+    const twoHolders: string[] = [];
+    let answers = 0;
+    const until = Math.max(frozenAt + TTL + 2000, performance.now() + 2000);
+    while (performance.now() < until) {
+      const taken = await rival.tryAcquire('job', { ttl: 1000 }).catch((error: unknown) => {
+        if (error instanceof LockStoreError) return undefined;
+        throw error;
+      });
+      if (taken !== undefined) answers++;
+      if (taken) {
+        if (lock.isHeld && !lock.signal.aborted) {
+          twoHolders.push(`${Math.round(performance.now() - frozenAt)} ms after the freeze`);
+        }
+        await taken.release().catch(() => undefined);
+      }
+      await delay(50);
+    }
+    expect(twoHolders).toEqual([]);
+    // the rival did reach the new master: it was refused, or granted once the holder had been told
+    expect(answers).toBeGreaterThan(0);
+  }, 90_000);
+
+  it("closes the failover detector's connections to the Sentinels with the store, so nothing keeps the process alive", async () => {
+    const subscribers = async (): Promise<number[]> =>
+      Promise.all(
+        group.sentinels.map(async (sentinel) => {
+          const admin = new Redis({ host: '127.0.0.1', port: sentinel.port, lazyConnect: true });
+          try {
+            return String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+              .split('\n')
+              .filter(Boolean).length;
+          } finally {
+            admin.disconnect();
+          }
+        }),
+      );
+    const until = async (expected: number): Promise<void> => {
+      const deadline = performance.now() + 5000;
+      while ((await subscribers()).some((count) => count !== expected) && performance.now() < deadline) {
+        await delay(50);
+      }
+    };
+    const store = await sentinelStore(uniquePrefix());
+    cleanups.push(() => store.close());
+    await store.inspect('job');
+    // the detector subscribes to every Sentinel once the client is connected
+    await until(1);
+    expect(await subscribers()).toEqual([1, 1, 1]);
+
+    await store.close();
+    await until(0);
+    expect(await subscribers()).toEqual([0, 0, 0]);
+  });
+});
