@@ -22,6 +22,19 @@ export {
   type LockStoreOperation,
   type LockWaitedEvent,
 } from './events/lock-events.js';
+export { Leadership, type LeaderLease } from './leadership/leadership.js';
+export type { LeadershipHandle } from './leadership/leadership-handle.js';
+export type { LeadershipOptions } from './leadership/leadership-options.js';
+export type { LeaderInfo } from './leadership/leader-info.js';
+export { leaderKey } from './leadership/leader-key.js';
+export type {
+  LeaderElectedEvent,
+  LeaderResignedEvent,
+  LeadershipEventBase,
+  LeadershipEventMap,
+  LeadershipLostEvent,
+  ResignationCause,
+} from './leadership/leadership-events.js';
 export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';

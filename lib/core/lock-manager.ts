@@ -11,7 +11,7 @@ import { LeaseBook } from './lease-book.js';
 import { LocalQueue } from './local-queue.js';
 import { PermitEngine, permitInfo } from './permit-engine.js';
 import { logLockEvents } from '../events/lock-event-logger.js';
-import { LockEvents, type LockEventListener, type LockEventName } from '../events/lock-events.js';
+import { LockEvents, type LockEventListener, type LockEventMap, type LockEventName } from '../events/lock-events.js';
 import { LockObserver } from '../events/lock-observer.js';
 import { currentFrame, heldInFlow, runWithLocks } from './lock-context.js';
 import type { Lock } from './lock.js';
@@ -35,6 +35,11 @@ import { MAX_DURATION } from '../utils/duration.js';
 import { toMilliseconds } from '../options/duration-option.js';
 import { printable } from '../utils/printable.js';
 import { toLockInfo } from './lock-holder.js';
+import { Leaderships } from '../leadership/leaderships.js';
+import type { Leadership } from '../leadership/leadership.js';
+import type { LeadershipHandle } from '../leadership/leadership-handle.js';
+import type { LeadershipOptions } from '../leadership/leadership-options.js';
+import type { LeaderInfo } from '../leadership/leader-info.js';
 import {
   CALL_OPTIONS,
   checkOptionNames,
@@ -87,6 +92,8 @@ export class LockManager {
   private readonly leases: LeaseBook;
   private readonly acquirer: Acquirer;
   private readonly storeCheck: StoreCheck;
+  /** The campaigns of `lead()`, one per leadership name. */
+  private readonly leaderships: Leaderships;
   /** Semaphores and readers-writer locks, from the first call that asks for a `limit` or `mode`. */
   private permits?: PermitEngine;
   private closing?: Promise<void>;
@@ -127,6 +134,16 @@ export class LockManager {
     const verifies =
       validateBoolean('verifyOnFirstUse', options.verifyOnFirstUse ?? true) && typeof store.verify === 'function';
     this.storeCheck = new StoreCheck(() => this.checkStore(), verifies, shutdown);
+    this.leaderships = new Leaderships({
+      logger: this.logger,
+      acquire: (key, lockOptions) => this.acquire(key, lockOptions),
+      emit: (event, payload) => this.events.emit(event, payload as LockEventMap[typeof event]),
+      inspect: (key) => this.inspect(key),
+      leaseTtl: (ttl, option) => (ttl === undefined ? this.settings.ttl : this.resolve({ ttl }, option).ttl),
+      get closing() {
+        return shutdown.begun;
+      },
+    });
     checkDriftAllowance(this.settings.ttl, this.leases.drift(this.settings.ttl), 'ttl');
     const limits = this.store.capabilities?.limits;
     checkHandoffWindow(limits?.handoffWindow, this.settings.ttl, 'handoffWindow');
@@ -365,6 +382,42 @@ export class LockManager {
     return currentFrame()?.innermost.find((lock) => this.leases.holds(lock) || this.permits?.leases.holds(lock));
   }
 
+  /**
+   * Campaigns for the leadership `name` until stopped or closed: while this instance leads, runs `fn` with the
+   * term (`term`, which grows from one leader to the next, and `signal`, which aborts the moment the term
+   * ends). When `fn` returns or throws (a throw is logged), the instance resigns, waits `backoff` and campaigns
+   * again; a lost lease aborts the signal and, once `fn` has returned, the campaign goes on. The leader's lease
+   * is `leader:<name>`, fenced and renewed; a crashed leader is replaced within about its ttl. `close()`
+   * resigns every campaign first.
+   * @returns the campaign's handle: `isLeader`, `term`, `stop()` (resigns, so another instance leads at once)
+   * @throws LockConfigurationError for a bad name or option, a ttl the store cannot grant, or a name this
+   *   manager already campaigns for
+   * @throws LockStoreError once `close()` was called
+   * @example
+   * ```ts
+   * locks.lead('outbox-relay', async ({ term, signal }) => {
+   *   while (!signal.aborted) await relay.publishPending({ term, signal });
+   * });
+   * ```
+   */
+  lead(name: string, fn: (leadership: Leadership) => unknown, options?: LeadershipOptions): LeadershipHandle {
+    return this.leaderships.lead(name, fn, options);
+  }
+
+  /** Whether this instance leads `name` right now (its campaign holds a term whose lease is valid). */
+  isLeader(name: string): boolean {
+    return this.leaderships.isLeader(name);
+  }
+
+  /**
+   * Who leads `name`, as the store tells it, whichever instance it is: the leader's process, its term and how
+   * long its lease lasts.
+   * @throws LockStoreError when the store fails
+   */
+  inspectLeader(name: string): Promise<LeaderInfo> {
+    return this.leaderships.inspect(name);
+  }
+
   /** Number of leases (permits included) this manager holds right now. */
   get heldCount(): number {
     return this.leases.size + (this.permits?.leases.size ?? 0);
@@ -392,7 +445,7 @@ export class LockManager {
   }
 
   /**
-   * Shuts down in order: refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
+   * Shuts down in order: resigns every leadership (see `lead`), refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
    * holders finish for up to `drainTimeout` while their leases are still renewed, and gives back grants that
    * were in flight. A lease its holder has not let go by then is never ended: its signal aborts with reason
    * `shutdown`, a warning names its template, and it stays held (and renewed, if it was) until its holder
@@ -403,6 +456,8 @@ export class LockManager {
   close(): Promise<void> {
     // before anything runs: the releases below must not hand a lease on to a local waiter
     this.shutdown.begin();
+    // each leader's signal aborts now; its lease is released once its function returns, within the drain
+    void this.leaderships.resignAll();
     this.closing ??= this.closeInOrder();
     return this.closing;
   }

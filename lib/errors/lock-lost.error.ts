@@ -11,9 +11,12 @@ import { lockSubject } from './lock-subject.js';
  * - `released`: the lease was already released by its holder (from `extend()` after `release()`);
  * - `shutdown`: no loss: the application is shutting down and its drain ended while the holder still held
  *   the lease. The signal asks the work to stop; the lease is kept (and renewed, if it was) until its holder
- *   releases it or the process exits, so no other instance enters before then.
+ *   releases it or the process exits, so no other instance enters before then;
+ * - `resigned`: no loss: a leader gave up its leadership (`stop()`, its function ended, or the shutdown), and
+ *   its term's signal tells the work of that term to stop.
  */
-export type LockLostReason = 'expired' | 'taken' | 'store-unreachable' | 'stalled' | 'released' | 'shutdown';
+export type LockLostReason =
+  'expired' | 'taken' | 'store-unreachable' | 'stalled' | 'released' | 'shutdown' | 'resigned';
 
 const explanations: Record<LockLostReason, string> = {
   expired: 'its lease expired before it was renewed',
@@ -24,6 +27,7 @@ const explanations: Record<LockLostReason, string> = {
   shutdown:
     'the application is shutting down and its drain ended before the section did; the lease is kept until the ' +
     'section ends or the process exits',
+  resigned: 'this instance resigned its leadership',
 };
 
 /**
@@ -51,7 +55,7 @@ export class LockLostError extends LockError {
 }
 
 function lost(name: string | undefined, reason: LockLostReason): string {
-  if (reason !== 'shutdown') return `${lockSubject(name)} was lost: ${explanations[reason]}.`;
+  if (reason !== 'shutdown' && reason !== 'resigned') return `${lockSubject(name)} was lost: ${explanations[reason]}.`;
   const lock = name === undefined ? 'a lock' : `lock ${quoted(name)}`;
   return `Work under ${lock} should stop: ${explanations[reason]}.`;
 }

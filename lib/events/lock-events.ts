@@ -3,6 +3,7 @@ import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js'
 import type { LockStoreError } from '../errors/lock-store.error.js';
 import type { LockLogger } from '../interfaces/lock-options.interface.js';
 import type { Lock } from '../core/lock.js';
+import type { LeadershipEventMap } from '../leadership/leadership-events.js';
 
 /** What every lock event tells about the resource it concerns. */
 export interface LockEventBase {
@@ -150,8 +151,11 @@ export interface LockStoreErrorEvent {
   readonly waitTime?: number;
 }
 
-/** Every lock event by name. As Nest events (with `@nestjs/event-emitter`) they are named `lock.<name>`. */
-export interface LockEventMap {
+/**
+ * Every lock event by name, the leadership events among them. As Nest events (with `@nestjs/event-emitter`)
+ * they are named `lock.<name>`.
+ */
+export interface LockEventMap extends LeadershipEventMap {
   acquired: LockAcquiredEvent;
   contended: LockContendedEvent;
   waited: LockWaitedEvent;
@@ -171,7 +175,7 @@ export type LockEventName = keyof LockEventMap;
 /** A listener of one lock event; what it returns is ignored, a rejected promise is logged. */
 export type LockEventListener<E extends LockEventName> = (event: LockEventMap[E]) => unknown;
 
-/** Every event name, in the order of a lease's life. */
+/** Every event name, in the order of a lease's life, then those of a leadership's. */
 export const LOCK_EVENT_NAMES: readonly LockEventName[] = Object.freeze([
   'contended',
   'late-grant',
@@ -184,6 +188,9 @@ export const LOCK_EVENT_NAMES: readonly LockEventName[] = Object.freeze([
   'released',
   'skipped',
   'store-error',
+  'elected',
+  'leadership-lost',
+  'resigned',
 ]);
 
 /**
