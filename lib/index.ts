@@ -53,11 +53,9 @@ export { checkLockStore, type LockStoreCheckOptions, type LockStoreStatus } from
 export { LOCK_INSTRUMENTATION_SCOPE, LOCK_METRICS } from './telemetry/lock-metrics.js';
 export { LockTelemetry } from './telemetry/lock-telemetry.js';
 export { MemoryLockStore } from './stores/memory/memory.store.js';
-export { MemoryPermitStore, type MemoryPermitStoreOptions } from './stores/permits/memory-permit-store.js';
-export { RedisPermitStore, type RedisPermitStoreOptions } from './stores/permits/redis-permit-store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis.store.js';
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock/redlock.store.js';
 export type { ReplicaAckOptions } from './interfaces/replica-ack-options.interface.js';
-export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
+export { EtcdLockStore, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';

@@ -3,17 +3,15 @@
 export type {
   AcquireRequest,
   AcquireResult,
-  DirectGrant,
-  HandOverResult,
   LeaseRenewal,
   LockState,
-  LockStore,
-  LockStoreHealth,
-  LockStoreVerification,
   ReleaseWatch,
-} from './interfaces/lock-store.interface.js';
+} from './interfaces/lease.interface.js';
+export type { LockStore, LockStoreHealth, LockStoreVerification } from './interfaces/lock-store.interface.js';
+export type { LockStoreCapabilities, LockStoreCapabilityName } from './interfaces/store-capabilities.interface.js';
+export type { LeaseLimits } from './interfaces/lease-limits.interface.js';
+export type { DirectGrant, HandOverResult, WaitingLine } from './interfaces/waiting-line.interface.js';
 export type {
-  PermitCapable,
   PermitConflict,
   PermitGrant,
   PermitHolderState,

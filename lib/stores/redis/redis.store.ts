@@ -21,6 +21,7 @@ import { ConnectionWatch, unreachableServer } from './connection-failure.js';
 import { DirectGrants } from './direct-grants.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
 import { RedisPermitStore } from '../permits/redis-permit-store.js';
+import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
 import type { ReplicaAck } from './replica-ack.js';
@@ -64,7 +65,7 @@ export class RedisLockStore implements LockStore {
   readonly capabilities: {
     readonly limits: LeaseLimits;
     readonly line?: WaitingLine;
-    readonly permits: RedisPermitStore;
+    readonly permits: PermitStore;
   };
   private readonly prefix: string;
   private readonly owner = newOwnerId();
