@@ -14,8 +14,8 @@ import {
   WithLock,
   type LockEventMap,
   type LockEventName,
-  type LockStore,
 } from '../../lib/index.js';
+import type { LockStore } from '../../lib/store.js';
 import { LOCK_EVENT_NAMES } from '../../lib/core/events/lock-events.js';
 import { memoryKind, redisKind, type StorePair } from '../support/stores.js';
 

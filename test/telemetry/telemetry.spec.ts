@@ -13,10 +13,9 @@ import {
   LockTelemetry,
   MemoryLockStore,
   WithLock,
-  type AcquireRequest,
-  type AcquireResult,
   type LockModuleOptions,
 } from '../../lib/index.js';
+import type { AcquireRequest, AcquireResult } from '../../lib/store.js';
 import { epochMs, installOpenTelemetrySdk } from '../support/opentelemetry-sdk.js';
 
 /**

@@ -10,6 +10,7 @@ import type { LockStore, LockStoreHealth } from '../../interfaces/lock-store.int
 import { LocalWatches } from './local-watches.js';
 import { takeFence } from './memory-fences.js';
 import { MemoryPermitStore } from './memory-permit-store.js';
+import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 
 interface Lease {
   readonly token: string;
@@ -37,7 +38,7 @@ export class MemoryLockStore implements LockStore {
     onMutexTurn: (key) => this.watches.wake(key),
   });
   /** Permits (semaphores, readers-writer locks); no line of processes, as there is one process. */
-  readonly capabilities: { readonly permits: MemoryPermitStore } = { permits: this.permits };
+  readonly capabilities: { readonly permits: PermitStore } = { permits: this.permits };
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const current = this.leases.get(request.key);

@@ -19,6 +19,7 @@ import { RedisLine } from './line/redis-line.js';
 import type { WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
 import { RedisPermitStore } from './permits/redis-permit-store.js';
+import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
 import type { ReplicaAck } from './replica-ack.js';
@@ -55,7 +56,7 @@ export class RedisLockStore implements LockStore {
   readonly capabilities: {
     readonly limits: LeaseLimits;
     readonly line?: WaitingLine;
-    readonly permits: RedisPermitStore;
+    readonly permits: PermitStore;
   };
   private readonly prefix: string;
   private readonly owner = newOwnerId();
