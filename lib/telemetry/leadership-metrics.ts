@@ -1,5 +1,5 @@
 import type { Attributes, Meter, ObservableCallback } from '@opentelemetry/api';
-import type { LockEventListener, LockEventName } from '../events/lock-events.js';
+import type { LockEventListener, LockEventName } from '../core/events/lock-events.js';
 import { LOCK_METRICS } from './lock-metrics.js';
 
 const TERM_BUCKETS = [1, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 24 * 3600, 7 * 24 * 3600];

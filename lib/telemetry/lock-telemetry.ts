@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Attributes, ObservableCallback, Span, Tracer } from '@opentelemetry/api';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
-import type { LockEventListener, LockEventName } from '../events/lock-events.js';
+import type { LockEventListener, LockEventName } from '../core/events/lock-events.js';
 import type { Lock } from '../core/lock.js';
 import { validateTelemetry } from '../options/validate-options.js';
 import { loadOpenTelemetry, type OpenTelemetryApi } from './load-opentelemetry.js';

@@ -164,7 +164,7 @@ describe('a release that grants the lease to the waiter first in line', () => {
     const first = await holder.acquire(KEY, { ttl: 30_000, fencing: true });
     const deaf = store();
     // as if the notice never arrived (a subscriber reconnecting at that moment)
-    (deaf as unknown as { grantArrived: () => boolean }).grantArrived = () => false;
+    (deaf.capabilities.line as unknown as { grantArrived: () => boolean }).grantArrived = () => false;
     const locks = manager(deaf);
     const attempts: number[] = [];
     locks.on('acquired', (event) => attempts.push(event.attempts));
