@@ -198,4 +198,15 @@ describe('LockManager.lead', () => {
     );
     expect(manager.isLeader('opts')).toBe(false);
   });
+
+  it("refuses a ttl shorter than the store's least lease, naming the option", async () => {
+    const memory = new MemoryLockStore();
+    const wholeSeconds = Object.assign(memory, { capabilities: { ...memory.capabilities, limits: { minTtl: 1000 } } });
+    const strict = new LockManager({ store: wholeSeconds, ttl: '5s' });
+    try {
+      expect(() => strict.lead('short', () => undefined, { ttl: 500 })).toThrow('"lead(short).ttl": got 500');
+    } finally {
+      await strict.close();
+    }
+  });
 });
