@@ -123,6 +123,7 @@ export class PostgresLockStore implements LockStore {
         listener: this.listener,
         stored: (key) => this.stored(key),
         transaction: (operation, key, work) => this.transaction(operation, key, work),
+        session: (operation, key, work) => this.session(operation, key, work),
         run: (operation, key, command) => this.run(operation, key, command),
       }),
     };
@@ -303,6 +304,27 @@ export class PostgresLockStore implements LockStore {
 
   private query(operation: string, key: string | undefined, sql: string, values: unknown[]) {
     return this.run(operation, key, (pool) => pool.query(sql, values));
+  }
+
+  /** Runs `work` on a pooled connection of its own once the tables are there; failures as `run`'s. */
+  private session<T>(
+    operation: string,
+    key: string | undefined,
+    work: (client: PostgresClientLike) => Promise<T>,
+  ): Promise<T> {
+    return this.run(operation, key, async (pool) => {
+      const client = await pool.connect();
+      let failed: unknown;
+      try {
+        return await work(client);
+      } catch (error) {
+        failed = error;
+        throw error;
+      } finally {
+        // a connection that failed mid-transaction may be broken: the pool drops it
+        client.release(failed instanceof Error ? failed : undefined);
+      }
+    });
   }
 
   /** Runs `work` in one transaction on a pooled connection once the tables are there; failures as `run`'s. */

@@ -15,12 +15,14 @@ import type { PostgresListener } from './postgres-listener.js';
 import { noticeOf, type PostgresTables } from './postgres-tables.js';
 import {
   extendPermitsSql,
+  leaseRowSql,
   lockKeySql,
   lockKeysSql,
   PERMITS_GUARD,
   readKeySql,
   writeKeySql,
 } from './sql/permits.sql.js';
+import { inlineSql } from './inline-sql.js';
 
 /** What the Postgres permits need of their lock store: its connections, tables, keys and notices. */
 export interface PostgresPermitsContext {
@@ -29,6 +31,8 @@ export interface PostgresPermitsContext {
   readonly listener: PostgresListener;
   /** The key as stored (with the store's prefix). */
   stored(key: string): string;
+  /** Runs `work` on a pooled connection of its own; failures become the store's errors. */
+  session<T>(operation: string, key: string | undefined, work: (client: PostgresClientLike) => Promise<T>): Promise<T>;
   /** Runs `work` in one transaction on a pooled connection; failures become the store's errors. */
   transaction<T>(
     operation: string,
@@ -74,15 +78,14 @@ export class PostgresPermits implements PermitStore {
   async acquire(request: PermitRequest): Promise<PermitResult> {
     const shape = checkPermitShape(request.shape);
     const { key, token } = request;
-    return this.context.transaction('acquire', key, async (client) => {
-      const resource = await this.read(client, key);
+    return this.operate('acquire', key, (resource, write) => {
       const { now } = resource;
       const own = resource.permits.get(token);
       // our own live permit: a retry whose first reply was lost; refresh it and answer as the first time
       if (own) {
         own.expiresAt = now + request.ttl;
         if (request.holder !== undefined) own.holder = request.holder;
-        await this.write(client, key, resource, undefined);
+        write(undefined);
         return request.fencing ? { acquired: true, fence: own.fence ?? 0 } : { acquired: true };
       }
       const text = shapeText(shape);
@@ -102,7 +105,7 @@ export class PostgresPermits implements PermitStore {
         if (position >= 0) resource.line.splice(position, 1);
         const fence = request.fencing ? this.nextFence(resource) : undefined;
         resource.permits.set(token, { mode, expiresAt: now + request.ttl, fence, holder: request.holder, since: now });
-        await this.write(client, key, resource, line);
+        write(line);
         return fence === undefined ? { acquired: true } : { acquired: true, fence };
       }
       if (request.waiting) {
@@ -110,7 +113,7 @@ export class PostgresPermits implements PermitStore {
         if (position >= 0) resource.line[position].until = until;
         else position = resource.line.push({ token, mode, until, reservedUntil: 0, since: now }) - 1;
       }
-      await this.write(client, key, resource, line);
+      write(line);
       const remainingTtl = this.soonestEnd(resource, mutexTtl);
       if (position < 0) return { acquired: false, remainingTtl };
       const ahead = resource.line.slice(0, position).filter((place) => !hasLapsed(place, now)).length;
@@ -119,29 +122,17 @@ export class PostgresPermits implements PermitStore {
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    return this.context.transaction('release', key, async (client) => {
-      const resource = await this.read(client, key);
+    return this.operate('release', key, (resource, write) => {
       const released = resource.permits.delete(token);
-      await this.write(
-        client,
-        key,
-        resource,
-        this.callLine(resource, limitOfShape(resource.shape), this.mutexTtl(resource)),
-      );
+      write(this.callLine(resource, limitOfShape(resource.shape), this.mutexTtl(resource)));
       return released;
     });
   }
 
   async leaveLine(key: string, token: string): Promise<void> {
-    await this.context.transaction('leave the line of', key, async (client) => {
-      const resource = await this.read(client, key);
+    await this.operate('leave the line of', key, (resource, write) => {
       resource.line = resource.line.filter((place) => place.token !== token);
-      await this.write(
-        client,
-        key,
-        resource,
-        this.callLine(resource, limitOfShape(resource.shape), this.mutexTtl(resource)),
-      );
+      write(this.callLine(resource, limitOfShape(resource.shape), this.mutexTtl(resource)));
     });
   }
 
@@ -176,8 +167,13 @@ export class PostgresPermits implements PermitStore {
   }
 
   async inspect(key: string): Promise<PermitState> {
-    return this.context.transaction('inspect', key, async (client) => {
-      const resource = await this.read(client, key);
+    return this.context.session('inspect', key, async (client) => {
+      const stored = this.context.stored(key);
+      const { tables } = this.context;
+      const replies = (await client.query(
+        `${inlineSql(leaseRowSql(tables), [stored])}; ${inlineSql(readKeySql(tables), [stored])}`,
+      )) as unknown as Array<{ rows: unknown[] }>;
+      const resource = this.resourceOf(replies[0].rows[0] as LeaseRow | undefined, replies[1].rows as PermitRow[]);
       const { now } = resource;
       const permits = [...resource.permits.values()]
         .sort((a, b) => a.expiresAt - b.expiresAt)
@@ -200,23 +196,46 @@ export class PostgresPermits implements PermitStore {
   /** The lock store closes the connections these share. */
   async close(): Promise<void> {}
 
-  /** Locks the key's lease row and reads its permits, line and mutex waiters; ended ones are left out. */
-  private async read(client: PostgresClientLike, key: string): Promise<Resource> {
+  /**
+   * One permit operation on `key` in one transaction of two round trips: `BEGIN`, the lock of the key's lease
+   * row and the read of its rows in one message, then `decide` (which calls `write` with the line it called, if
+   * the key is to be written back), then the write and `COMMIT` in one message.
+   */
+  private operate<T>(
+    operation: string,
+    key: string,
+    decide: (resource: Resource, write: (line: LineCall | undefined) => void) => T,
+  ): Promise<T> {
     const { tables } = this.context;
     const stored = this.context.stored(key);
-    const locked = await client.query(lockKeySql(tables), [stored]);
-    const row = locked.rows[0] as { token: string | null; expires_at: number | null; fence: string; now: number };
-    const now = Number(row.now);
-    const { rows } = await client.query(readKeySql(tables), [stored]);
-    const all = rows as PermitRow[];
+    return this.context.session(operation, key, async (client) => {
+      try {
+        const replies = (await client.query(
+          `BEGIN; ${inlineSql(lockKeySql(tables), [stored])}; ${inlineSql(readKeySql(tables), [stored])}`,
+        )) as unknown as Array<{ rows: unknown[] }>;
+        const resource = this.resourceOf(replies[1].rows[0] as LeaseRow, replies[2].rows as PermitRow[]);
+        let written: string | undefined;
+        const result = decide(resource, (line) => (written = this.writeSql(stored, resource, line)));
+        await client.query(written === undefined ? 'COMMIT' : `${written}; COMMIT`);
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  /** A key's permits, line and mutex waiters from its lease row and rows; ended ones are left out. */
+  private resourceOf(row: LeaseRow | undefined, all: readonly PermitRow[]): Resource {
+    const now = Number(row?.now ?? Date.now());
     const resource: Resource = {
       shape: '',
       permits: new Map(),
       line: [],
       lease: {
-        token: row.token,
-        expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-        fence: Number(row.fence),
+        token: row?.token ?? null,
+        expiresAt: row?.expires_at === null || row?.expires_at === undefined ? null : Number(row.expires_at),
+        fence: Number(row?.fence ?? 0),
       },
       mutexLine: all
         .filter((place) => place.kind === 'mutex')
@@ -257,14 +276,8 @@ export class PostgresPermits implements PermitStore {
    * fence; tells the waiters when the line reserved permits, and calls the first mutex waiter once the last
    * permit of a key it waits for has ended.
    */
-  private async write(
-    client: PostgresClientLike,
-    key: string,
-    resource: Resource,
-    line: LineCall | undefined,
-  ): Promise<void> {
+  private writeSql(stored: string, resource: Resource, line: LineCall | undefined): string {
     const { tables, handoffWindow } = this.context;
-    const stored = this.context.stored(key);
     const rows = [
       ...[...resource.permits].map(([token, permit]) => ({
         token,
@@ -295,21 +308,23 @@ export class PostgresPermits implements PermitStore {
     // once the last permit ended, the mutex waiter first in line gets the key for the hand-off window
     const [head] = resource.mutexLine;
     const called = !mutexHeld && guard === null && head !== undefined && head.reservedUntil === null;
-    await client.query(writeKeySql(tables), [
+    return inlineSql(writeKeySql(tables), [
       stored,
       resource.shape || 'rw',
-      rows.map((row) => row.token),
-      rows.map((row) => row.mode),
-      rows.map((row) => row.waiting),
-      rows.map((row) => row.expiresAt),
-      rows.map((row) => row.since),
-      rows.map((row) => row.reservedUntil),
-      rows.map((row) => row.holder),
-      rows.map((row) => (row.fence === null ? null : String(row.fence))),
+      rows.map((row) => ({
+        t: row.token,
+        m: row.mode,
+        w: row.waiting,
+        e: row.expiresAt,
+        s: row.since,
+        r: row.reservedUntil,
+        h: row.holder,
+        f: row.fence,
+      })),
       !mutexHeld,
       guard,
       guard === null ? null : lastEnd,
-      String(lease.fence),
+      lease.fence,
       called ? head.waiter : null,
       handoffWindow,
       tables.channel,
@@ -357,6 +372,14 @@ export class PostgresPermits implements PermitStore {
     ];
     return ends.length === 0 ? undefined : Math.max(0, Math.ceil(Math.min(...ends)));
   }
+}
+
+/** A key's lease row as the lock reads it, with the server's clock. */
+interface LeaseRow {
+  readonly token: string | null;
+  readonly expires_at: number | string | null;
+  readonly fence: string;
+  readonly now: number | string;
 }
 
 /** A row of `<table>_permits` as read. */

@@ -2,7 +2,8 @@ import type { PostgresTables } from '../postgres-tables.js';
 
 /*
  * The statements of the permits (semaphores, readers-writer locks). Each permit operation on a key is one
- * short transaction that first locks the key's lease row: permit operations on a key, and mutex grants of
+ * short transaction in two round trips (`BEGIN`, lock, read; then write, `COMMIT`: see inline-sql.ts) that
+ * first locks the key's lease row: permit operations on a key, and mutex grants of
  * it (their upsert locks the same row), run one after another. While permits live, the lease row holds the
  * guard token '#' until the last of them ends, so a mutex grant is refused beside them without reading the
  * permits. Times travel as epoch milliseconds by the server's clock.
@@ -20,6 +21,13 @@ export function lockKeySql({ leases }: PostgresTables): string {
 ON CONFLICT (key) DO UPDATE SET fence = l.fence
 RETURNING l.token, extract(epoch FROM l.expires_at) * 1000 AS expires_at, l.fence,
   extract(epoch FROM clock_timestamp()) * 1000 AS now`;
+}
+
+/** The key's lease row and the server's clock, without a lock (for inspect): `$1` key. */
+export function leaseRowSql({ leases }: PostgresTables): string {
+  return `SELECT token, extract(epoch FROM expires_at) * 1000 AS expires_at, fence,
+  extract(epoch FROM clock_timestamp()) * 1000 AS now
+FROM ${leases} WHERE key = $1`;
 }
 
 /**
@@ -42,40 +50,41 @@ ORDER BY kind DESC, since, token`;
 }
 
 /**
- * Writes a key back after a permit operation, in one statement: its permits and places (`$2` shape, `$3`..
- * `$10` one array per column) replacing what it had; the lease row (`$11` whether to touch it: not while a
- * mutex lease holds it; `$12` the guard token while permits live, else NULL; `$13` its end in epoch ms; `$14`
- * the fence; a row that keeps nothing is deleted); the mutex waiter `$15` (or NULL) reserved the key for `$16`
- * ms; and, when `$19`, one NOTIFY (`$17` channel, `$18` notice).
+ * Writes a key back after a permit operation, in one statement: its permits and places (`$2` shape, `$3` the
+ * rows as a JSON array of `{ t, m, w, e, s, r, h, f }`) replacing what it had; the lease row (`$4` whether to
+ * touch it: not while a mutex lease holds it; `$5` the guard token while permits live, else NULL; `$6` its
+ * end in epoch ms; `$7` the fence; a row that keeps nothing is deleted); the mutex waiter `$8` (or NULL)
+ * reserved the key for `$9` ms; and, when `$12`, one NOTIFY (`$10` channel, `$11` notice). `$1` key.
  */
 export function writeKeySql({ leases, permits, waiters }: PostgresTables): string {
-  return `WITH dropped AS (
-  DELETE FROM ${permits} WHERE key = $1 AND NOT (token = ANY($3::text[])) RETURNING 1
+  return `WITH rows AS (
+  SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(t text, m text, w boolean, e float8, s float8, r float8, h text, f bigint)
+),
+dropped AS (
+  DELETE FROM ${permits} WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM rows WHERE rows.t = token) RETURNING 1
 ),
 written AS (
   INSERT INTO ${permits} AS p (key, token, shape, mode, waiting, expires_at, since, reserved_until, holder, fence)
-  SELECT $1, t, $2, m, w, to_timestamp(e / 1000), to_timestamp(s / 1000), to_timestamp(r / 1000), h, f
-  FROM unnest($3::text[], $4::text[], $5::boolean[], $6::float8[], $7::float8[], $8::float8[], $9::text[],
-    $10::bigint[]) AS x(t, m, w, e, s, r, h, f)
+  SELECT $1, t, $2, m, w, to_timestamp(e / 1000), to_timestamp(s / 1000), to_timestamp(r / 1000), h, f FROM rows
   ON CONFLICT (key, token) DO UPDATE SET shape = excluded.shape, mode = excluded.mode, waiting = excluded.waiting,
     expires_at = excluded.expires_at, since = excluded.since, reserved_until = excluded.reserved_until,
     holder = excluded.holder, fence = excluded.fence
   RETURNING 1
 ),
 kept AS (
-  UPDATE ${leases} SET token = $12, expires_at = to_timestamp($13::float8 / 1000), holder = NULL, fence = $14
-  WHERE key = $1 AND $11 AND ($12::text IS NOT NULL OR $14::bigint <> 0)
+  UPDATE ${leases} SET token = $5, expires_at = to_timestamp($6::float8 / 1000), holder = NULL, fence = $7
+  WHERE key = $1 AND $4::boolean AND ($5::text IS NOT NULL OR $7::bigint <> 0)
   RETURNING 1
 ),
 emptied AS (
-  DELETE FROM ${leases} WHERE key = $1 AND $11 AND $12::text IS NULL AND $14::bigint = 0 RETURNING 1
+  DELETE FROM ${leases} WHERE key = $1 AND $4::boolean AND $5::text IS NULL AND $7::bigint = 0 RETURNING 1
 ),
 called AS (
-  UPDATE ${waiters} SET reserved_until = clock_timestamp() + $16::double precision * interval '1 millisecond'
-  WHERE key = $1 AND waiter = $15 AND reserved_until IS NULL
+  UPDATE ${waiters} SET reserved_until = clock_timestamp() + $9::double precision * interval '1 millisecond'
+  WHERE key = $1 AND waiter = $8 AND reserved_until IS NULL
   RETURNING 1
 ),
-notified AS (SELECT pg_notify($17, $18) WHERE $19)
+notified AS (SELECT pg_notify($10, $11) WHERE $12::boolean)
 SELECT (SELECT count(*) FROM dropped) + (SELECT count(*) FROM written) + (SELECT count(*) FROM kept)
   + (SELECT count(*) FROM emptied) + (SELECT count(*) FROM called) + (SELECT count(*) FROM notified) AS changes`;
 }
