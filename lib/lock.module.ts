@@ -3,6 +3,7 @@ import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { LockExplorer } from './lock.explorer.js';
+import { IdempotencyExplorer } from './idempotency/idempotency.explorer.js';
 import { LockInterceptor } from './lock.interceptor.js';
 import {
   ASYNC_OPTIONS_TYPE,
@@ -28,7 +29,7 @@ import type { DynamicModule } from '@nestjs/common';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [checkedOptionsProvider, lockStoreProvider, LockService, LockExplorer],
+  providers: [checkedOptionsProvider, lockStoreProvider, LockService, LockExplorer, IdempotencyExplorer],
   exports: [LockService, LOCK_STORE],
 })
 export class LockModule extends ConfigurableModuleClass {

@@ -2,6 +2,8 @@ export type { AcquireRequest, AcquireResult, LeaseRenewal, LockState, ReleaseWat
 export type { LeaseLimits } from './lease-limits.interface.js';
 export type { LockStore, LockStoreHealth, LockStoreVerification } from './lock-store.interface.js';
 export type { LockStoreCapabilities, LockStoreCapabilityName } from './store-capabilities.interface.js';
+export type { IdempotencyBaseOptions, IdempotencyOptions, IdempotentOptions } from './idempotent-options.interface.js';
+export type { ResponseRecords } from './response-records.interface.js';
 export type { DirectGrant, HandOverResult, WaitingLine } from './waiting-line.interface.js';
 export type { LockHolder, LockInfo } from './lock-info.interface.js';
 export type {

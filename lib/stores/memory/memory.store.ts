@@ -10,6 +10,8 @@ import type { LockStore, LockStoreHealth } from '../../interfaces/lock-store.int
 import { LocalWatches } from './local-watches.js';
 import { takeFence } from './memory-fences.js';
 import { MemoryPermitStore } from '../permits/memory-permit-store.js';
+import { MemoryRecords } from './memory-records.js';
+import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
 
 interface Lease {
   readonly token: string;
@@ -36,8 +38,15 @@ export class MemoryLockStore implements LockStore {
     fences: this.fences,
     onMutexTurn: (key) => this.watches.wake(key),
   });
-  /** Permits (semaphores, readers-writer locks); no line of processes, as there is one process. */
-  readonly capabilities: { readonly permits: MemoryPermitStore } = { permits: this.permits };
+  private readonly records = new MemoryRecords();
+  /**
+   * Permits (semaphores, readers-writer locks) and response records; no line of processes, as there is one
+   * process.
+   */
+  readonly capabilities: { readonly permits: MemoryPermitStore; readonly records: ResponseRecords } = {
+    permits: this.permits,
+    records: this.records,
+  };
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const current = this.leases.get(request.key);
@@ -100,6 +109,7 @@ export class MemoryLockStore implements LockStore {
   async close(): Promise<void> {
     for (const lease of this.leases.values()) clearTimeout(lease.timer);
     this.leases.clear();
+    this.records.clear();
     await this.permits.close();
     this.watches.wakeAll();
   }
