@@ -57,7 +57,7 @@ export function renderTable(table: Table, references: readonly string[]): string
   return parts.join('\n');
 }
 
-/** One issue target, judged. */
+/** One target of the bench, judged. */
 export interface TargetResult {
   readonly target: string;
   readonly measured: string;
@@ -68,7 +68,7 @@ export interface TargetResult {
   readonly why: string;
 }
 
-/** The targets of one issue, judged together. */
+/** A group of targets, judged together. */
 export interface TargetSection {
   readonly title: string;
   readonly intro: string;

@@ -1,10 +1,10 @@
 import type { Table, TargetSection } from './report.js';
 import type { CommandLog } from './support/command-log.js';
 import { judge } from './targets/check.js';
-import { issue14Checks } from './targets/issue-14.js';
-import { issue4Checks } from './targets/issue-4.js';
+import { commonCaseChecks } from './targets/common-case.js';
+import { handoffAndRenewalChecks } from './targets/handoff-and-renewal.js';
 
-/** Every target the bench judges, by issue, against the tables of this run. */
+/** Every target the bench judges, by what it measures, against the tables of this run. */
 export function judgeTargets(
   tables: readonly Table[],
   commands: CommandLog,
@@ -13,14 +13,14 @@ export function judgeTargets(
   const byId = (id: number) => tables.find((table) => table.id === id);
   return [
     {
-      title: 'Issue #14: the common case first',
+      title: 'The common case first',
       intro: 'Ratios are within this run: every contender ran on the same machine at the same time.',
-      results: issue14Checks(byId, commands).map(judge),
+      results: commonCaseChecks(byId, commands).map(judge),
     },
     {
-      title: 'Issue #4: fast, fair hand-off and batched renewal (targets #14 does not restate)',
-      intro: 'These stand: a change for #14 must keep them.',
-      results: issue4Checks(byId, renewal).map(judge),
+      title: 'Fast, fair hand-off and batched renewal',
+      intro: 'Targets the common case does not restate: a change for it must keep them.',
+      results: handoffAndRenewalChecks(byId, renewal).map(judge),
     },
   ];
 }

@@ -4,7 +4,6 @@ import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'node:net';
 import { AppModule } from './app.module.js';
 import { SampleConfig } from './config/sample-config.js';
-import { reportReady } from './demo/instance-link.js';
 
 const logger = new Logger('Sample');
 const config = await SampleConfig.fromEnvironment();
@@ -24,4 +23,3 @@ const where = config.redisUrl ? `Redis at ${new URL(config.redisUrl).host}` : 'm
 logger.log(
   `Instance "${config.instanceId}" listening on ${url}; locks ${config.locks ? 'on' : 'OFF'}; data in ${where}`,
 );
-reportReady(app, url);

@@ -29,7 +29,6 @@ function DelayedBy(ms: number): MethodDecorator {
   return (_target, _key, descriptor) => {
     const inner = descriptor.value as unknown as (...args: unknown[]) => Promise<unknown>;
     const outer = async function (this: Report, ...args: unknown[]): Promise<unknown> {
-      this.firedAt = Date.now();
       if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
       return inner.apply(this, args);
     };
@@ -43,17 +42,14 @@ function DelayedBy(ms: number): MethodDecorator {
 
 /** A job of this app, which records its runs in Redis. */
 abstract class Report {
-  /** When the job's timer last fired, as the first thing called on it saw it (before any delay). */
-  firedAt = 0;
-
   constructor(
     private readonly data: Redis,
     private readonly schedule: string,
   ) {}
 
-  /** Records a run: when the method started (what its claim counts from), when its timer fired, and where. */
+  /** Records a run: when the method started (what its claim counts from), and where. */
   protected async record(): Promise<void> {
-    await this.data.rpush(`${RUNS_KEY}:${this.schedule}`, `${Date.now()}:${this.firedAt}:${INSTANCE}`);
+    await this.data.rpush(`${RUNS_KEY}:${this.schedule}`, `${Date.now()}:${INSTANCE}`);
   }
 }
 

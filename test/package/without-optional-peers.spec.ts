@@ -1,7 +1,12 @@
+import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+// each test runs a fresh Node process that loads Nest and lib/ from TypeScript: a few seconds on an idle machine,
+// several times that on a loaded 2-core one; a ceiling, not a wait (each test ends when its child does)
+jest.setTimeout(90_000);
 
 /** Runs a TypeScript file in a fresh Node process with `packages` made unresolvable; resolves its stdout. */
 function runWithout(

@@ -44,8 +44,10 @@ class FlakyStore extends MemoryLockStore {
 @Injectable()
 class Inventory {
   @WithLock('inventory:<productId>', { wait: '2s', retry: { minDelay: 10, maxDelay: 20 } })
-  async reserve(productId: string, ms = 0): Promise<string> {
-    await sleep(ms);
+  /** Holds the product for `hold` ms, or until `hold` settles; calls `entered` as its section begins. */
+  async reserve(productId: string, hold: number | Promise<void> = 0, entered?: () => void): Promise<string> {
+    entered?.();
+    await (typeof hold === 'number' ? sleep(hold) : hold);
     return productId;
   }
 
@@ -88,9 +90,14 @@ describe('OpenTelemetry metrics and spans', () => {
   it('holds the expected counts in every counter and histogram after a scripted run', async () => {
     const { locks, inventory } = await start();
 
-    // 3 quick reservations, then 2 reservations of one product at once: the second waits for the first
+    // 3 quick reservations, then 2 reservations of one product: the second, asked once the first is inside its
+    // 200 ms section, waits for it
     for (const id of ['1', '2', '3']) await inventory.reserve(id);
-    await Promise.all([inventory.reserve('9', 200), sleep(20).then(() => inventory.reserve('9'))]);
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const holding = inventory.reserve('9', 200, entered);
+    await inside;
+    await Promise.all([holding, inventory.reserve('9')]);
 
     // a direct holder with a metricKey; tryAcquire meets it; one manual extend
     const busy = await locks.acquire('busy:1', { metricKey: 'busy:<id>' });
@@ -191,7 +198,12 @@ describe('OpenTelemetry metrics and spans', () => {
     const { inventory } = await start();
     const tracerApi = trace.getTracer('test');
     const request = await tracerApi.startActiveSpan('POST /inventory/7', async (span) => {
-      await Promise.all([inventory.reserve('7', 150), sleep(10).then(() => inventory.reserve('7'))]);
+      // the waiter asks once the holder is inside its 150 ms section
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const holding = inventory.reserve('7', 150, entered);
+      await inside;
+      await Promise.all([holding, inventory.reserve('7')]);
       span.end();
       return span.spanContext();
     });
@@ -222,12 +234,20 @@ describe('OpenTelemetry metrics and spans', () => {
       if (!collected.metrics.some((metric) => metric.descriptor.name === LOCK_METRICS.held)) return [];
       return collected.points(LOCK_METRICS.held).map(({ value, attributes }) => ({ value, attributes }));
     };
-    let during: unknown;
-    await Promise.all([
-      inventory.reserve('a', 200),
-      inventory.reserve('b', 200),
-      sleep(100).then(async () => (during = await held())),
-    ]);
+    // both hold their product until the gauge was read while they were inside
+    let done!: () => void;
+    const read = new Promise<void>((resolve) => (done = resolve));
+    let inside = 0;
+    let bothInside!: () => void;
+    const entered = new Promise<void>((resolve) => (bothInside = resolve));
+    const enter = () => {
+      if (++inside === 2) bothInside();
+    };
+    const holding = Promise.all([inventory.reserve('a', read, enter), inventory.reserve('b', read, enter)]);
+    await entered;
+    const during = await held();
+    done();
+    await holding;
     expect(during).toEqual([{ value: 2, attributes: INVENTORY }]);
     const lock = await locks.acquire('other');
     expect(await held()).toEqual([
@@ -288,6 +308,36 @@ describe('OpenTelemetry metrics and spans', () => {
     await (await manager.acquire('k')).release();
     expect((await otel.collectMetrics()).sum(LOCK_METRICS.acquisitions, { 'lock.store': 'MemoryLockStore' })).toBe(1);
     expect((await otel.collectSpans()).ended('lock.hold')).toHaveLength(1);
+    await manager.close();
+  });
+
+  it('reports whether this process leads, with which term, and how long each term lasted', async () => {
+    const manager = new LockManager({ store: new MemoryLockStore(), ttl: 300 });
+    const telemetry = await LockTelemetry.attach(manager);
+    const leadership = { 'lock.leadership': 'relay', 'lock.store': 'MemoryLockStore' };
+    const observed = async (name: string) =>
+      (await otel.collectMetrics()).points(name).map(({ value, attributes }) => ({ value, attributes }));
+    let term = 0;
+    const handle = manager.lead('relay', (current) => {
+      term = current.term;
+      return new Promise((resolve) => current.signal.addEventListener('abort', resolve));
+    });
+    while (term === 0) await sleep(5);
+    await sleep(50);
+
+    expect(await observed(LOCK_METRICS.leader)).toEqual([{ value: 1, attributes: leadership }]);
+    expect(await observed(LOCK_METRICS.leaderTerm)).toEqual([{ value: term, attributes: leadership }]);
+    await handle.stop();
+    const collected = await otel.collectMetrics();
+    expect(collected.points(LOCK_METRICS.leader).map(({ value }) => value)).toEqual([0]);
+    const duration = collected.histogram(LOCK_METRICS.leadershipDuration, {
+      ...leadership,
+      'lock.leadership.outcome': 'resigned',
+      'lock.leadership.cause': 'stopped',
+    });
+    expect(duration.count).toBe(1);
+    expect(duration.min).toBeGreaterThanOrEqual(0.05);
+    telemetry!.detach();
     await manager.close();
   });
 

@@ -165,13 +165,12 @@ describe('waiting and hand-off on Redis', () => {
     const lossy = Object.assign(Object.create(inner) as RedisLockStore, {
       capabilities: {
         ...inner.capabilities,
-        line: {
-          ...line,
+        line: Object.assign(Object.create(line) as typeof line, {
           handOver: async (...args: Parameters<typeof line.handOver>) => {
             await line.handOver(...args);
             throw new LockStoreError('release', args[0], new Error('Connection is closed.'));
           },
-        },
+        }),
       },
     });
     const local = new LockManager({ store: lossy });
@@ -192,10 +191,14 @@ describe('waiting and hand-off on Redis', () => {
     const first = await a.acquire('line', { ttl: 30_000 });
     const taking = (name: string, from: LockManager) =>
       from.using('line', () => void order.push(name), { wait: 10_000, retry: { minDelay: 3000, maxDelay: 3000 } });
+    // each waits once it stands in the line and listens on its own channel, where its grant will be told
+    const standing = async (count: number) =>
+      (await admin.llen(resourceKeys(keyPrefix, 'line').line)) === count &&
+      (await channelListeners(admin, resourceKeys(keyPrefix, 'line').channel)) === count;
     const bDone = taking('b', b);
-    await waitUntil(async () => (await admin.llen(resourceKeys(keyPrefix, 'line').line)) === 1);
+    await waitUntil(() => standing(1));
     const cDone = taking('c', c);
-    await waitUntil(async () => (await admin.llen(resourceKeys(keyPrefix, 'line').line)) === 2);
+    await waitUntil(() => standing(2));
     const started = performance.now();
     await first.release();
     // the releaser asks again at once, and so would anyone else: the key waits for b, then for c
