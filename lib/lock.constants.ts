@@ -19,3 +19,6 @@ export const SCHEDULE_INTERVAL_OPTIONS_METADATA = 'SCHEDULE_INTERVAL_OPTIONS';
 
 /** Reflect metadata key under which `@Leader` records its leadership on the method. */
 export const LEADER_METADATA = 'nestjs-lock:leader';
+
+/** Reflect metadata key under which `@Idempotent()` records its definition on the handler. */
+export const IDEMPOTENT_METADATA = 'nestjs-lock:idempotent';

@@ -4,6 +4,7 @@ import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import { LeaderExplorer } from './leader.explorer.js';
 import { LockExplorer } from './lock.explorer.js';
+import { IdempotencyExplorer } from './idempotency/idempotency.explorer.js';
 import { LockInterceptor } from './lock.interceptor.js';
 import {
   ASYNC_OPTIONS_TYPE,
@@ -30,7 +31,14 @@ import type { DynamicModule } from '@nestjs/common';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [checkedOptionsProvider, lockStoreProvider, LockService, LockExplorer, LeaderExplorer],
+  providers: [
+    checkedOptionsProvider,
+    lockStoreProvider,
+    LockService,
+    LockExplorer,
+    LeaderExplorer,
+    IdempotencyExplorer,
+  ],
   exports: [LockService, LOCK_STORE],
 })
 export class LockModule extends ConfigurableModuleClass {

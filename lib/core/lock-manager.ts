@@ -40,6 +40,14 @@ import type { Leadership } from '../leadership/leadership.js';
 import type { LeadershipHandle } from '../leadership/leadership-handle.js';
 import type { LeadershipOptions } from '../leadership/leadership-options.js';
 import type { LeaderInfo } from '../leadership/leader-info.js';
+import type { IdempotencyOptions } from '../interfaces/idempotent-options.interface.js';
+import { idempotentCall } from '../idempotency/idempotent-call.js';
+import {
+  runIdempotent,
+  type IdempotencyHost,
+  type IdempotentAnswer,
+  type IdempotentWork,
+} from '../idempotency/idempotent-run.js';
 import {
   CALL_OPTIONS,
   checkOptionNames,
@@ -416,6 +424,42 @@ export class LockManager {
    */
   inspectLeader(name: string): Promise<LeaderInfo> {
     return this.leaderships.inspect(name);
+  }
+
+  /**
+   * Runs `fn` once per idempotency `key` (within `options.scope`), for a queue consumer, an RPC handler or any
+   * code that may see the same operation twice: the first call claims the key with a lock (renewed while `fn`
+   * runs; a process that dies frees it after the lock's ttl), runs `fn` and keeps its result, as JSON, for
+   * `options.ttl` (24 h); a later call with the key resolves to that result without running `fn`. A call while
+   * the first runs waits up to `options.wait`, else `LockNotAcquiredError`. When `fn` throws nothing is kept,
+   * so a retry runs it again. Kept in the store's `capabilities.records` under a SHA-256 of scope and key.
+   * For HTTP handlers, see `@Idempotent()`.
+   * @throws IdempotencyKeyReusedError when the key was first used with another `options.fingerprint`
+   * @throws LockNotAcquiredError while the first call with the key runs, past `options.wait`
+   * @throws LockConfigurationError for a bad option, a store that keeps no records (naming it and why), or a
+   *   result bigger than `options.maxBodyBytes` (it ran, and was not kept)
+   * @throws LockStoreError when the store fails; the error `fn` threw, untouched
+   * @example
+   * ```ts
+   * await locks.idempotent(`payment:${message.id}`, () => payments.capture(message.orderId));
+   * ```
+   */
+  idempotent<T>(key: string, fn: () => T | Promise<T>, options?: IdempotencyOptions): Promise<T> {
+    return idempotentCall(this.idempotencyHost, key, fn, options);
+  }
+
+  /** Runs one idempotent operation described by an entry point (`@Idempotent()`). @internal */
+  runIdempotent<T>(work: IdempotentWork<T>): Promise<IdempotentAnswer<T>> {
+    return runIdempotent(this.idempotencyHost, work);
+  }
+
+  /** What idempotent runs use of this manager. */
+  private get idempotencyHost(): IdempotencyHost {
+    return {
+      store: this.store,
+      logger: this.logger,
+      using: (key, fn, options) => this.using(key, fn, options),
+    };
   }
 
   /** Number of leases (permits included) this manager holds right now. */

@@ -1,6 +1,13 @@
 /** Stable codes of every error this package throws; match on `error.code`, it survives two copies of the package. */
 export type LockErrorCode =
-  'LOCK_NOT_ACQUIRED' | 'LOCK_LOST' | 'LOCK_STORE_ERROR' | 'LOCK_CONFIGURATION' | 'LOCK_KEY_INVALID' | 'LOCK_NOT_READY';
+  | 'LOCK_NOT_ACQUIRED'
+  | 'LOCK_LOST'
+  | 'LOCK_STORE_ERROR'
+  | 'LOCK_CONFIGURATION'
+  | 'LOCK_KEY_INVALID'
+  | 'LOCK_NOT_READY'
+  | 'LOCK_IDEMPOTENCY_KEY_REUSED'
+  | 'LOCK_IDEMPOTENCY_KEY_INVALID';
 
 /**
  * Base class of every error thrown by nestjs-lock. A message names a resource by its key template (or the

@@ -1,3 +1,4 @@
+export type { IdempotencyBaseOptions, IdempotencyOptions, IdempotentOptions } from './idempotent-options.interface.js';
 export type { LockInfo } from './lock-info.interface.js';
 export type {
   LockContention,

@@ -1,5 +1,6 @@
 import type { LeaseLimits } from './lease-limits.interface.js';
 import type { PermitStore } from './permit-store.interface.js';
+import type { ResponseRecords } from './response-records.interface.js';
 import type { WaitingLine } from './waiting-line.interface.js';
 
 /**
@@ -13,6 +14,8 @@ export interface LockStoreCapabilities {
   readonly line?: WaitingLine;
   /** N-holder semaphores and readers-writer locks on the same keys, fences and notices as its leases. */
   readonly permits?: PermitStore;
+  /** Records kept for a ttl beside the leases: the responses `@Idempotent()` replays. */
+  readonly records?: ResponseRecords;
   /**
    * Why the store lacks a capability, for the refusal of a call that needs it ("a quorum of independent Redis
    * nodes cannot count the holders of one key in one atomic step ...").

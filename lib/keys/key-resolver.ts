@@ -17,6 +17,8 @@ export interface KeyedMethod {
   readonly parameterNames: readonly (string | undefined)[];
   /** `Function.length` of the method. */
   readonly arity: number;
+  /** The option the template is given in, for messages. @default `@WithLock(<label>) key` */
+  readonly option?: string;
 }
 
 /** Where one placeholder's value is read: an argument, or a part of the request. */
@@ -50,7 +52,7 @@ export class KeyResolver {
   ) {
     this.readers = template.placeholders.map((placeholder) => {
       const problem = (expectation: string) =>
-        new LockConfigurationError(`@WithLock(${method.label}) key`, template.template, expectation);
+        new LockConfigurationError(method.option ?? `@WithLock(${method.label}) key`, template.template, expectation);
       return readerFor(placeholder, method, handler, problem);
     });
   }

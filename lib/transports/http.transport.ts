@@ -1,4 +1,10 @@
-import { BadRequestException, ConflictException, HttpException, ServiceUnavailableException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  HttpException,
+  ServiceUnavailableException,
+  UnprocessableEntityException,
+} from '@nestjs/common';
 import { throwError } from 'rxjs';
 import type { LockError } from '../errors/lock.error.js';
 import { REQUEST_SOURCES, type HandlerSources, type ParameterBinding, type RequestFrame } from '../keys/key-sources.js';
@@ -32,7 +38,8 @@ export interface HttpErrorMapping extends LockErrorMapping {
 
 /**
  * The default HTTP exception of a lock error: busy → 409, store down or lease lost → 503, unusable key → 400,
- * each with the payload as its body; the error itself when it has no payload (Nest's exception filters decide).
+ * an idempotency key missing or malformed → 400, reused for another request → 422, each with the payload as its
+ * body; the error itself when it has no payload (Nest's exception filters decide).
  */
 export function httpLockException(error: LockError, payload: LockErrorPayload | undefined): HttpException | LockError {
   if (!payload) return error;
@@ -43,7 +50,10 @@ export function httpLockException(error: LockError, payload: LockErrorPayload | 
     case 'LOCK_LOST':
       return new ServiceUnavailableException({ statusCode: 503, error: 'Service Unavailable', ...payload });
     case 'LOCK_KEY_INVALID':
+    case 'IDEMPOTENCY_KEY_INVALID':
       return new BadRequestException({ statusCode: 400, error: 'Bad Request', ...payload });
+    case 'IDEMPOTENCY_KEY_REUSED':
+      return new UnprocessableEntityException({ statusCode: 422, error: 'Unprocessable Content', ...payload });
   }
 }
 

@@ -5,10 +5,18 @@ import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js'
 /**
  * What a client is told about a lock error, the same on every transport: `LOCKED` (held by another
  * operation: retry later), `LOCK_UNAVAILABLE` (the lock store is down or the service is shutting down:
- * retry, perhaps elsewhere), `LOCK_LOST` (the lease ended before the operation finished: retry) and
- * `LOCK_KEY_INVALID` (the request's values make no usable key: do not retry as is).
+ * retry, perhaps elsewhere), `LOCK_LOST` (the lease ended before the operation finished: retry),
+ * `LOCK_KEY_INVALID` (the request's values make no usable key: do not retry as is),
+ * `IDEMPOTENCY_KEY_REUSED` (the idempotency key belongs to another request: use a new key) and
+ * `IDEMPOTENCY_KEY_INVALID` (the idempotency key is missing or malformed: send one).
  */
-export type LockErrorPayloadCode = 'LOCKED' | 'LOCK_UNAVAILABLE' | 'LOCK_LOST' | 'LOCK_KEY_INVALID';
+export type LockErrorPayloadCode =
+  | 'LOCKED'
+  | 'LOCK_UNAVAILABLE'
+  | 'LOCK_LOST'
+  | 'LOCK_KEY_INVALID'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_INVALID';
 
 /**
  * The body of a lock error as a client sees it: never the token, and no text derived from the request or
@@ -82,6 +90,10 @@ export function lockErrorPayload(
             `The request's values make no usable lock key${resource === undefined ? '' : ` for "${resource}"`}; do not retry it as is.`),
         ...named,
       };
+    case 'LOCK_IDEMPOTENCY_KEY_REUSED':
+      return { code: 'IDEMPOTENCY_KEY_REUSED', message: error.message };
+    case 'LOCK_IDEMPOTENCY_KEY_INVALID':
+      return { code: 'IDEMPOTENCY_KEY_INVALID', message: error.message };
     default:
       return undefined;
   }

@@ -32,12 +32,20 @@ function loadBullMQ(): Promise<typeof import('bullmq')> {
   return (bullmq ??= import('bullmq'));
 }
 
+/** The payload codes of a job that no retry can fix. */
+const UNRECOVERABLE = new Set<string | undefined>([
+  'LOCK_KEY_INVALID',
+  'IDEMPOTENCY_KEY_REUSED',
+  'IDEMPOTENCY_KEY_INVALID',
+]);
+
 /**
  * BullMQ's answer to a job's lock error, by payload code:
  * - `LOCKED` (held by another job) and `LOCK_UNAVAILABLE` (store down, or this service shutting down): the job
  *   goes back to the delayed set for `retryAfter` and BullMQ's `DelayedError` tells the worker it was no
  *   failure, so no attempt is spent and no `failed` event fires;
- * - `LOCK_KEY_INVALID` (the job's data makes no key): BullMQ's `UnrecoverableError`, no retries;
+ * - `LOCK_KEY_INVALID` (the job's data makes no key) and `IDEMPOTENCY_KEY_REUSED` / `IDEMPOTENCY_KEY_INVALID` (a
+ *   retry cannot fix its idempotency key): BullMQ's `UnrecoverableError`, no retries;
  * - anything else (`LOCK_LOST`: the lease ended while the job ran): the error itself, so the attempt fails
  *   and BullMQ retries it per the job's `attempts` and `backoff`.
  * @param token the worker's lock token of the job, BullMQ's second argument to `process(job, token)`
@@ -49,7 +57,7 @@ export async function jobLockError(
   token: string | undefined,
 ): Promise<Error> {
   const { DelayedError, UnrecoverableError } = await loadBullMQ();
-  if (payload?.code === 'LOCK_KEY_INVALID') return new UnrecoverableError(payload.message);
+  if (UNRECOVERABLE.has(payload?.code)) return new UnrecoverableError(payload?.message);
   const later = payload?.code === 'LOCKED' || payload?.code === 'LOCK_UNAVAILABLE';
   if (!later || typeof job?.moveToDelayed !== 'function' || token === undefined) return error;
   await job.moveToDelayed(Date.now() + (payload.retryAfter ?? 1) * 1000, token);

@@ -158,8 +158,8 @@ describe('@Cron and @Interval jobs guarded by @WithLock without holdAtLeast, on 
   it('runs each 1 ms job once per second over 10 seconds, however late the instances fire', async () => {
     const { cron, interval, first } = await runInstances(10, { postgresUrl: server.url });
     expect({
-      cron: perTick(cron, first, 10, cronTick()),
-      interval: perTick(interval, first, 10, intervalWindow),
+      cron: perTick(cron, first, 10, startWindow()),
+      interval: perTick(interval, first, 10, startWindow()),
     }).toEqual({ cron: Array(10).fill(1), interval: Array(10).fill(1) });
   }, 90_000);
 });

@@ -58,7 +58,10 @@ export class EtcdLockStore implements LockStore {
       handOver: (key, token, next) => this.handOver(key, token, next),
       leaveLine: (key) => this.leaveLine(key),
     },
-    absent: { permits: 'the etcd store has no semaphores or readers-writer locks yet' },
+    absent: {
+      permits: 'the etcd store has no semaphores or readers-writer locks yet',
+      records: 'the etcd store keeps no response records yet',
+    },
   };
   private readonly prefix: string;
   private readonly members: Promise<EtcdMembers>;

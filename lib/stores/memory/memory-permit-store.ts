@@ -5,7 +5,7 @@ import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../.
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../options/validate-options.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../shared/handoff-window.js';
-import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from './permit-line.js';
+import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from '../shared/permit-line.js';
 import { checkPermitShape } from '../../options/permit-shape.js';
 import { inUseAs, modeCode, shapeText } from '../shared/permit-codes.js';
 import { limitOfShape, modeOfCode, permitState } from '../shared/permit-state.js';

@@ -11,6 +11,8 @@ import { LocalWatches } from './local-watches.js';
 import { takeFence } from './memory-fences.js';
 import { MemoryPermitStore } from './memory-permit-store.js';
 import type { PermitStore } from '../../interfaces/permit-store.interface.js';
+import { MemoryRecords } from './memory-records.js';
+import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
 
 interface Lease {
   readonly token: string;
@@ -37,8 +39,15 @@ export class MemoryLockStore implements LockStore {
     fences: this.fences,
     onMutexTurn: (key) => this.watches.wake(key),
   });
-  /** Permits (semaphores, readers-writer locks); no line of processes, as there is one process. */
-  readonly capabilities: { readonly permits: PermitStore } = { permits: this.permits };
+  private readonly records = new MemoryRecords();
+  /**
+   * Permits (semaphores, readers-writer locks) and response records; no line of processes, as there is one
+   * process.
+   */
+  readonly capabilities: { readonly permits: PermitStore; readonly records: ResponseRecords } = {
+    permits: this.permits,
+    records: this.records,
+  };
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const current = this.leases.get(request.key);
@@ -101,6 +110,7 @@ export class MemoryLockStore implements LockStore {
   async close(): Promise<void> {
     for (const lease of this.leases.values()) clearTimeout(lease.timer);
     this.leases.clear();
+    this.records.clear();
     await this.permits.close();
     this.watches.wakeAll();
   }

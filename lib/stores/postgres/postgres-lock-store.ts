@@ -126,6 +126,7 @@ export class PostgresLockStore implements LockStore {
         session: (operation, key, work) => this.session(operation, key, work),
         run: (operation, key, command) => this.run(operation, key, command),
       }),
+      absent: { records: 'the Postgres store keeps no response records yet' },
     };
   }
 

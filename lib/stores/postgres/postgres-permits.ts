@@ -1,16 +1,10 @@
 import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lease.interface.js';
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import type { PostgresClientLike, PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
-import {
-  callLine,
-  fits,
-  hasLapsed,
-  type HeldPermit,
-  type LineCall,
-  type WaitingPlace,
-} from '../permits/permit-line.js';
-import { checkPermitShape, inUseAs, modeCode, shapeText, type PermitModeCode } from '../permits/permit-shape.js';
-import { limitOfShape, modeOfCode, permitState } from '../permits/permit-state.js';
+import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from '../shared/permit-line.js';
+import { checkPermitShape } from '../../options/permit-shape.js';
+import { inUseAs, modeCode, shapeText, type PermitModeCode } from '../shared/permit-codes.js';
+import { limitOfShape, modeOfCode, permitState } from '../shared/permit-state.js';
 import type { PostgresListener } from './postgres-listener.js';
 import { noticeOf, type PostgresTables } from './postgres-tables.js';
 import {

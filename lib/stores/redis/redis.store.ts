@@ -20,6 +20,8 @@ import type { WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
 import { RedisPermitStore } from './permits/redis-permit-store.js';
 import type { PermitStore } from '../../interfaces/permit-store.interface.js';
+import { RedisRecords } from './redis-records.js';
+import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
 import type { ReplicaAck } from './replica-ack.js';
@@ -51,12 +53,13 @@ export class RedisLockStore implements LockStore {
   /**
    * Its hand-off window; its line of waiting processes (while the window and release notices are on); and
    * semaphores and readers-writer locks on the same keys, fences and notices as its leases (a permit and a
-   * mutex lease never share a key: see permits/scripts/permit.lua.ts).
+   * mutex lease never share a key: see permits/scripts/permit.lua.ts); and response records, one key each.
    */
   readonly capabilities: {
     readonly limits: LeaseLimits;
     readonly line?: WaitingLine;
     readonly permits: PermitStore;
+    readonly records: ResponseRecords;
   };
   private readonly prefix: string;
   private readonly owner = newOwnerId();
@@ -128,6 +131,7 @@ export class RedisLockStore implements LockStore {
       limits: { handoffWindow: this.handoffWindow },
       ...(this.line ? { line: this.line } : {}),
       permits,
+      records: new RedisRecords(this.client, this.prefix),
     };
   }
 

@@ -96,6 +96,10 @@ export class RedlockStore implements LockStore {
           'a quorum of independent Redis nodes cannot count the holders of one key in one atomic step, so it could ' +
           'let in more than the limit (or a writer beside readers); use RedisLockStore (one Redis, Sentinel or ' +
           'Cluster) or MemoryLockStore for these keys',
+        records:
+          'a response kept on independent nodes would need a quorum for every read and write, and a node that ' +
+          'restarts empty could let a retried request run twice; use RedisLockStore (one Redis, Sentinel or ' +
+          'Cluster) or MemoryLockStore',
       },
     };
     this.acceptEvictionRisk = settings.acceptEvictionRisk;

@@ -1,0 +1,4 @@
+import { memoryKind } from '../support/stores.js';
+import { describeIdempotency } from './idempotency-cases.js';
+
+describeIdempotency(memoryKind);

@@ -1,0 +1,4 @@
+import { redisKind } from '../support/stores.js';
+import { describeIdempotency } from './idempotency-cases.js';
+
+describeIdempotency(redisKind);
