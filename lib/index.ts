@@ -21,10 +21,9 @@ export {
   type LockStoreErrorEvent,
   type LockStoreOperation,
   type LockWaitedEvent,
-} from './events/lock-events.js';
+} from './core/events/lock-events.js';
 export { Leadership, type LeaderLease } from './leadership/leadership.js';
 export type { LeadershipHandle } from './leadership/leadership-handle.js';
-export type { LeadershipOptions } from './leadership/leadership-options.js';
 export type { LeaderInfo } from './leadership/leader-info.js';
 export { leaderKey } from './leadership/leader-key.js';
 export type {
@@ -53,11 +52,23 @@ export { checkLockStore, type LockStoreCheckOptions, type LockStoreStatus } from
 export { LOCK_INSTRUMENTATION_SCOPE, LOCK_METRICS } from './telemetry/lock-metrics.js';
 export { LockTelemetry } from './telemetry/lock-telemetry.js';
 export { MemoryLockStore } from './stores/memory/memory.store.js';
-export { MemoryPermitStore, type MemoryPermitStoreOptions } from './stores/permits/memory-permit-store.js';
-export { RedisPermitStore, type RedisPermitStoreOptions } from './stores/permits/redis-permit-store.js';
+export { MemoryPermitStore, type MemoryPermitStoreOptions } from './stores/memory/memory-permit-store.js';
+export { RedisPermitStore, type RedisPermitStoreOptions } from './stores/redis/permits/redis-permit-store.js';
 export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis.store.js';
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock/redlock.store.js';
 export type { ReplicaAckOptions } from './interfaces/replica-ack-options.interface.js';
 export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
+export {
+  PostgresLockStore,
+  advisoryLockId,
+  advisoryTransactionLock,
+  type AdvisoryLockClient,
+  type AdvisoryTransactionLockOptions,
+  type PostgresClientLike,
+  type PostgresLockStoreOptions,
+  type PostgresPoolClientLike,
+  type PostgresPoolLike,
+  type PostgresQueryResult,
+} from './stores/postgres/index.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';

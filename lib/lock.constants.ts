@@ -16,3 +16,6 @@ export const SCHEDULER_TYPE_METADATA = 'SCHEDULER_TYPE';
 export const SCHEDULER_NAME_METADATA = 'SCHEDULER_NAME';
 export const SCHEDULE_CRON_OPTIONS_METADATA = 'SCHEDULE_CRON_OPTIONS';
 export const SCHEDULE_INTERVAL_OPTIONS_METADATA = 'SCHEDULE_INTERVAL_OPTIONS';
+
+/** Reflect metadata key under which `@Leader` records its leadership on the method. */
+export const LEADER_METADATA = 'nestjs-lock:leader';

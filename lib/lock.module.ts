@@ -2,6 +2,7 @@ import { Module, type Provider } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
+import { LeaderExplorer } from './leader.explorer.js';
 import { LockExplorer } from './lock.explorer.js';
 import { LockInterceptor } from './lock.interceptor.js';
 import {
@@ -18,7 +19,8 @@ import { checkOptionNames } from './options/option-names.js';
 import type { DynamicModule } from '@nestjs/common';
 
 /**
- * Distributed locks for Nest: provides {@link LockService} and serves `@WithLock` methods.
+ * Distributed locks for Nest: provides {@link LockService}, serves `@WithLock` methods and campaigns for
+ * `@Leader` ones.
  *
  * @example
  * ```ts
@@ -28,7 +30,7 @@ import type { DynamicModule } from '@nestjs/common';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [checkedOptionsProvider, lockStoreProvider, LockService, LockExplorer],
+  providers: [checkedOptionsProvider, lockStoreProvider, LockService, LockExplorer, LeaderExplorer],
   exports: [LockService, LOCK_STORE],
 })
 export class LockModule extends ConfigurableModuleClass {

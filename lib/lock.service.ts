@@ -8,7 +8,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { findNestEventEmitter, forwardLockEvents } from './events/lock-event-forwarder.js';
+import { findNestEventEmitter, forwardLockEvents } from './core/events/lock-event-forwarder.js';
 import { LockManager } from './core/lock-manager.js';
 import { LOCK_CHECKED_OPTIONS, isMadeByModule } from './lock-store.provider.js';
 import { LOCK_STORE } from './lock.constants.js';

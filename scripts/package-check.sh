@@ -3,7 +3,8 @@
 # 1. a fresh clone, `npm ci` (whose `prepare` builds it, as in `npm install <git url>`), `npm pack` (whose
 #    `prepack` builds it afresh): the tarball must hold every entry point, both builds' typings, no source map;
 # 2. an application with that tarball and the required peers only compiles test/package/consumer.ts with
-#    `strict` and `skipLibCheck: false`, as an ES module and as CommonJS, then imports and requires it;
+#    `strict` and `skipLibCheck: false`, as an ES module and as CommonJS, then imports and requires it; the same
+#    for its own store on the `nestjs-lock/store` entry (test/package/custom-store.ts);
 # 3. with ioredis and @nestjs/terminus added, it compiles test/package/consumer-with-peers.ts.
 # With --from-git, a second application also installs the package the way `npm install <git url>` does.
 # Versions are the ones package.json pins for development, so npm finds them in its cache.
@@ -70,13 +71,19 @@ cat >tsconfig.json <<'EOF'
 EOF
 cp "$scratch/clone/test/package/consumer.ts" app.mts
 cp "$scratch/clone/test/package/consumer.ts" app.cts
+cp "$scratch/clone/test/package/custom-store.ts" store.mts
+cp "$scratch/clone/test/package/custom-store.ts" store.cts
 read_files="$(npx tsc -p tsconfig.json --listFiles)" || fail "$(grep 'error TS' <<<"$read_files")"
 for build in esm cjs; do
-  grep -q "nestjs-lock/dist/$build/index.d.ts" <<<"$read_files" || fail "the compiler never read dist/$build"
+  for entry in index store; do
+    grep -q "nestjs-lock/dist/$build/$entry.d.ts" <<<"$read_files" || fail "the compiler never read dist/$build/$entry.d.ts"
+  done
 done
 locked="const m = new LockManager({ store: new MemoryLockStore() }); m.using('k', () => 1).then(() => m.close());"
 node --input-type=module -e "import { LockManager, MemoryLockStore } from 'nestjs-lock'; $locked"
 node -e "const { LockManager, MemoryLockStore } = require('nestjs-lock'); $locked"
+node --input-type=module -e "import 'nestjs-lock/store';"
+node -e "require('nestjs-lock/store');"
 
 step "the same application with ioredis and @nestjs/terminus"
 mapfile -t peers < <(pinned ioredis @nestjs/terminus)

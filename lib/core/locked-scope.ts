@@ -5,7 +5,7 @@ import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js'
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LockSettings } from '../options/lock-settings.js';
 import { heldInFlow } from './lock-context.js';
-import { reenter } from './permit-reentry.js';
+import { reenter } from './permits/permit-reentry.js';
 import type { Lock } from './lock.js';
 
 /** How a locked scope treats contention and release. @internal */

@@ -1,7 +1,7 @@
 import type { LockDefaults, LockSectionOptions, RetryAfter } from '../interfaces/lock-options.interface.js';
 import type { PermitShape } from '../interfaces/permit-store.interface.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import { checkPermitShape } from '../stores/permits/permit-shape.js';
+import { checkPermitShape } from './permit-shape.js';
 import type { BackoffOptions } from '../utils/backoff.js';
 import { MAX_DURATION } from '../utils/duration.js';
 import { toMilliseconds } from './duration-option.js';

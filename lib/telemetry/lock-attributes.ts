@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { LockError } from '../errors/lock.error.js';
-import type { LockStoreErrorEvent } from '../events/lock-events.js';
-import { DIRECT_KEY_TEMPLATE } from '../events/lock-observer.js';
+import type { LockStoreErrorEvent } from '../core/events/lock-events.js';
+import { DIRECT_KEY_TEMPLATE } from '../core/events/lock-observer.js';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 
 /** The part of a lock event that names its key. */

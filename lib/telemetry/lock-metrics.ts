@@ -26,4 +26,13 @@ export const LOCK_METRICS = Object.freeze({
   skipped: 'lock.skipped',
   /** Observable up-down counter (a gauge in Prometheus) of leases held by this process right now. */
   held: 'lock.held',
+  /** Observable up-down counter, by `lock.leadership`: 1 while this process leads that leadership, else 0. */
+  leader: 'lock.leader',
+  /** Observable gauge, by `lock.leadership`: the term this process leads with, while it leads. */
+  leaderTerm: 'lock.leader.term',
+  /**
+   * Histogram (s) of how long each term lasted in this process, until it resigned (`lock.leadership.outcome`
+   * `resigned`, with `lock.leadership.cause`) or lost it (`lost`, with `lock.lost.reason`).
+   */
+  leadershipDuration: 'lock.leadership.duration',
 });

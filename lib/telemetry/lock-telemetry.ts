@@ -1,12 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import type { Attributes, ObservableCallback, Span, Tracer } from '@opentelemetry/api';
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
-import type { LockEventListener, LockEventName } from '../events/lock-events.js';
+import type { LockEventListener, LockEventName } from '../core/events/lock-events.js';
 import type { Lock } from '../core/lock.js';
 import { validateTelemetry } from '../options/validate-options.js';
 import { loadOpenTelemetry, type OpenTelemetryApi } from './load-opentelemetry.js';
 import { LockAttributes } from './lock-attributes.js';
 import { createInstruments, isNoop, type Instruments } from './lock-instruments.js';
+import { LeadershipMetrics } from './leadership-metrics.js';
 import { LOCK_INSTRUMENTATION_SCOPE } from './lock-metrics.js';
 
 /** Past this many key templates, the held gauge forgets the idle ones instead of reporting 0 for them. */
@@ -41,6 +42,7 @@ export class LockTelemetry {
   private readonly holds = new WeakMap<Lock, Hold>();
   private readonly heldByTemplate = new Map<string, number>();
   private readonly instruments?: Instruments;
+  private readonly leadership?: LeadershipMetrics;
   private readonly tracer?: Tracer;
   /** What the API's tracer provider delegates to while no SDK is registered. */
   private readonly noTracerProvider: unknown;
@@ -86,6 +88,12 @@ export class LockTelemetry {
       this.stops.push(locks.on(event, listener));
     };
     const m = this.instruments;
+    if (m)
+      this.leadership = new LeadershipMetrics(
+        api.metrics.getMeter(LOCK_INSTRUMENTATION_SCOPE),
+        this.attributes.storeName,
+        on,
+      );
 
     on('contended', (event) => m?.contentions.add(1, this.attributes.of(event)));
     on('waited', (event) => {
@@ -158,6 +166,7 @@ export class LockTelemetry {
   detach(): void {
     for (const stop of this.stops.splice(0)) stop();
     this.instruments?.held.removeCallback(this.observeHeld);
+    this.leadership?.detach();
   }
 
   /** Whether spans are recorded: a tracer provider is registered (the API's proxy has a real delegate). */

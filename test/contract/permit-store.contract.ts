@@ -9,7 +9,7 @@ import type {
   PermitShape,
   PermitStore,
 } from '../../lib/interfaces/permit-store.interface.js';
-import { permitConflictError } from '../../lib/stores/permits/permit-shape.js';
+import { permitConflictError } from '../../lib/core/permits/permit-conflict.js';
 import { newToken } from '../../lib/utils/token.js';
 import { startChild, type ChildHandle } from '../support/child-process.js';
 import type { PermitStoreKind, PermitStorePair } from '../support/permit-stores.js';

@@ -16,7 +16,7 @@ import {
   type LockEventName,
   type LockStore,
 } from '../../lib/index.js';
-import { LOCK_EVENT_NAMES } from '../../lib/events/lock-events.js';
+import { LOCK_EVENT_NAMES } from '../../lib/core/events/lock-events.js';
 import { memoryKind, redisKind, type StorePair } from '../support/stores.js';
 
 type Recorded = { [E in LockEventName]: { name: E; event: LockEventMap[E] } }[LockEventName];

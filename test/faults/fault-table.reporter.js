@@ -16,8 +16,8 @@ const COLUMNS = [
   ['result', 'Result'],
 ];
 
-/** Rows follow the story: crashes, data loss, the network, stalls, permits, then the security checks. */
-const FILE_ORDER = ['crash', 'restart', 'network', 'stalls', 'permits', 'security'];
+/** Rows follow the story: crashes, data loss, the network, stalls, permits, leadership, then the security checks. */
+const FILE_ORDER = ['crash', 'restart', 'network', 'stalls', 'permits', 'leadership', 'security'];
 const rank = (file = '') => {
   const index = FILE_ORDER.findIndex((name) => file.endsWith(`/${name}.spec.ts`));
   return index < 0 ? FILE_ORDER.length : index;

@@ -13,6 +13,7 @@ import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lease.i
 import {
   EtcdLockStore,
   isLockError,
+  PostgresLockStore,
   LockModule,
   LockService,
   RedisLockStore,
@@ -31,6 +32,8 @@ export interface WorkerConfig {
   readonly lockUrl: string;
   /** Keep the locks in etcd instead, on these members (`commandTimeout` is then each call's deadline). */
   readonly etcdHosts?: readonly string[];
+  /** Keep the locks in PostgreSQL instead, at this URL (maybe a pooler's). */
+  readonly postgresUrl?: string;
   /** The Redis of the checkers (never faulted). */
   readonly dataUrl: string;
   readonly checkerPrefix: string;
@@ -64,6 +67,11 @@ export interface WorkerConfig {
   readonly tokensFile: string;
   /** Take permits of the key instead of its mutex; the sections are then counted by a HolderCensus. */
   readonly permits?: WorkerPermits;
+  /**
+   * Campaign for the leadership of `resource` instead of taking its lock: each term is one section, with the
+   * term as its fence, and the worker resigns when the section ends (then rests `gapMs`).
+   */
+  readonly lead?: boolean;
 }
 
 /** How a worker's sections share the key: a semaphore, or readers and writers, with mutex sections beside. */
@@ -87,6 +95,8 @@ export interface WorkerResult {
   errors: Record<string, number>;
   /** Lost-lease signals by reason. */
   lost: Record<string, number>;
+  /** Term signals that aborted because the worker resigned (its section had ended): no loss. */
+  resigned: number;
   /** Longest wait from calling `using()` to entering the section. */
   maxAcquireMs: number;
   /** Longest time from leaving the section to `using()` returning (the release). */
@@ -108,6 +118,7 @@ const result: WorkerResult = {
   completed: 0,
   errors: {},
   lost: {},
+  resigned: 0,
   maxAcquireMs: 0,
   maxReleaseMs: 0,
   maxFailedMs: 0,
@@ -146,18 +157,29 @@ class RecordingEtcdStore extends EtcdLockStore {
   }
 }
 
-const lockClient = config.etcdHosts
-  ? undefined
-  : new Redis(config.lockUrl, {
-      commandTimeout: config.commandTimeout,
-      connectTimeout: 2000,
-      maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
-    });
+/** The Postgres store, noting every token it is asked to use. */
+class RecordingPostgresStore extends PostgresLockStore {
+  override acquire(request: AcquireRequest): Promise<AcquireResult> {
+    appendFileSync(config.tokensFile, `${request.token}\n`);
+    return super.acquire(request);
+  }
+}
+
+const lockClient =
+  config.etcdHosts || config.postgresUrl
+    ? undefined
+    : new Redis(config.lockUrl, {
+        commandTimeout: config.commandTimeout,
+        connectTimeout: 2000,
+        maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
+      });
 // outages are the point here; they surface through the commands that fail
 lockClient?.on('error', () => undefined);
 const store: LockStore = lockClient
   ? new RecordingStore({ client: lockClient, keyPrefix: config.keyPrefix })
-  : new RecordingEtcdStore({ hosts: config.etcdHosts, keyPrefix: config.keyPrefix, timeout: config.commandTimeout });
+  : config.postgresUrl
+    ? new RecordingPostgresStore({ connectionString: config.postgresUrl, keyPrefix: config.keyPrefix })
+    : new RecordingEtcdStore({ hosts: config.etcdHosts, keyPrefix: config.keyPrefix, timeout: config.commandTimeout });
 const data = new Redis(config.dataUrl);
 const counter = new LostUpdateCounter(data, config.checkerPrefix);
 const resource = new FencedResource(data, config.checkerPrefix);
@@ -195,6 +217,10 @@ function noteLoss(lock: Held, sid: string, note: (sid: string, reason: string) =
     'abort',
     () => {
       const reason = (lock.signal.reason as LockLostError).reason;
+      if (reason === 'resigned') {
+        result.resigned++;
+        return;
+      }
       result.lost[reason] = (result.lost[reason] ?? 0) + 1;
       const noted = note(sid, reason).catch((error: unknown) => result.unexpected.push(describe(error)));
       pending.add(noted);
@@ -246,8 +272,39 @@ function drawKind(permits: WorkerPermits): HolderKind {
 const shapeOf = (kind: HolderKind) =>
   kind === 'permit' ? { limit: config.permits!.limit } : kind === 'mutex' ? {} : { mode: kind };
 
+/** Leads terms of the resource's leadership, one section each, until done, stopped or out of time. */
+async function leadTerms(): Promise<void> {
+  let n = 0;
+  const handle = locks.lead(
+    config.resource,
+    async (leadership) => {
+      const sid = `${config.id}:${++n}`;
+      result.attempts++;
+      try {
+        const term = { fence: leadership.term, signal: leadership.signal };
+        await section(Object.defineProperty(term, 'isHeld', { get: () => leadership.isLeader }) as Held, sid, n);
+        result.completed++;
+      } catch (error) {
+        result.unexpected.push(describe(error));
+      }
+      // the last term: no other begins before the loop below sees it
+      if (result.completed >= config.sections) void handle.stop();
+    },
+    { ttl: config.ttl, backoff: config.gapMs ?? 0 },
+  );
+  while (!stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs) {
+    await sleep(20);
+  }
+  await handle.stop();
+}
+
 const begun = performance.now();
-for (let n = 1; !stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs; n++) {
+if (config.lead) await leadTerms();
+for (
+  let n = 1;
+  !config.lead && !stopping && result.completed < config.sections && performance.now() - begun < config.deadlineMs;
+  n++
+) {
   const sid = `${config.id}:${n}`;
   const calledAt = performance.now();
   let leftAt: number | undefined;

@@ -4,7 +4,7 @@ import { LockManager } from '../../lib/core/lock-manager.js';
 import { LockConfigurationError } from '../../lib/errors/lock-configuration.error.js';
 import type { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
-import type { LockEventMap } from '../../lib/events/lock-events.js';
+import type { LockEventMap } from '../../lib/core/events/lock-events.js';
 import type { LeadershipEventMap } from '../../lib/leadership/leadership-events.js';
 import type { Leadership } from '../../lib/leadership/leadership.js';
 import type { LockLogger } from '../../lib/interfaces/lock-options.interface.js';

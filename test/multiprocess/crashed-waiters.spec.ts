@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { LockManager } from '../../lib/core/lock-manager.js';
-import { permitKeys } from '../../lib/stores/permits/permit-keys.js';
+import { permitKeys } from '../../lib/stores/redis/permits/permit-keys.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
 import { channelListeners } from '../support/channel-listeners.js';
 import { startChild, type ChildHandle } from '../support/child-process.js';

@@ -6,7 +6,7 @@ import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../lib/core/lock-manager.js';
 import type { Lock } from '../../lib/core/lock.js';
 import type { PermitShape } from '../../lib/interfaces/permit-store.interface.js';
-import { permitKeys } from '../../lib/stores/permits/permit-keys.js';
+import { permitKeys } from '../../lib/stores/redis/permits/permit-keys.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
 import { startChild, type ChildHandle } from '../support/child-process.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
 import type { PermitGrant, PermitRequest, PermitStore } from '../../lib/interfaces/permit-store.interface.js';
-import { permitConflictError } from '../../lib/stores/permits/permit-shape.js';
+import { permitConflictError } from '../../lib/core/permits/permit-conflict.js';
 
 /** How long a waiter sleeps at most between two attempts without a notice: the safety net of a missed one. */
 const LONGEST_SLEEP = 500;

@@ -311,6 +311,36 @@ describe('OpenTelemetry metrics and spans', () => {
     await manager.close();
   });
 
+  it('reports whether this process leads, with which term, and how long each term lasted', async () => {
+    const manager = new LockManager({ store: new MemoryLockStore(), ttl: 300 });
+    const telemetry = await LockTelemetry.attach(manager);
+    const leadership = { 'lock.leadership': 'relay', 'lock.store': 'MemoryLockStore' };
+    const observed = async (name: string) =>
+      (await otel.collectMetrics()).points(name).map(({ value, attributes }) => ({ value, attributes }));
+    let term = 0;
+    const handle = manager.lead('relay', (current) => {
+      term = current.term;
+      return new Promise((resolve) => current.signal.addEventListener('abort', resolve));
+    });
+    while (term === 0) await sleep(5);
+    await sleep(50);
+
+    expect(await observed(LOCK_METRICS.leader)).toEqual([{ value: 1, attributes: leadership }]);
+    expect(await observed(LOCK_METRICS.leaderTerm)).toEqual([{ value: term, attributes: leadership }]);
+    await handle.stop();
+    const collected = await otel.collectMetrics();
+    expect(collected.points(LOCK_METRICS.leader).map(({ value }) => value)).toEqual([0]);
+    const duration = collected.histogram(LOCK_METRICS.leadershipDuration, {
+      ...leadership,
+      'lock.leadership.outcome': 'resigned',
+      'lock.leadership.cause': 'stopped',
+    });
+    expect(duration.count).toBe(1);
+    expect(duration.min).toBeGreaterThanOrEqual(0.05);
+    telemetry!.detach();
+    await manager.close();
+  });
+
   it('records spans from an SDK registered after attach, and nothing while none is', async () => {
     await otel.uninstall();
     const manager = new LockManager({ store: new MemoryLockStore() });

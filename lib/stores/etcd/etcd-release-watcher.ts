@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { raceDeadline } from '../../utils/deadline.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
+import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import type { EtcdDuplexStream, EtcdWatchRequest, EtcdWatchResponse, Etcd3Client } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
 import { openOnCurrentMember } from './member-stream.js';

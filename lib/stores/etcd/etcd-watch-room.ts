@@ -1,4 +1,4 @@
-import type { NotifiableWatch } from '../notifiable-watch.js';
+import type { NotifiableWatch } from '../shared/notifiable-watch.js';
 import type { EtcdWatchRequest, EtcdWatchResponse } from './etcd-client.js';
 
 /** What to watch: every key of one resource, and which of their deletions can let us in. */

@@ -1,5 +1,5 @@
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
+import { NotifiableWatch } from '../shared/notifiable-watch.js';
 
 /**
  * The release watches of an in-process store, by key: what a Redis store's subscriber does for notices, done

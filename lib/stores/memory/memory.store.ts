@@ -9,7 +9,7 @@ import type {
 import type { LockStore, LockStoreHealth } from '../../interfaces/lock-store.interface.js';
 import { LocalWatches } from './local-watches.js';
 import { takeFence } from './memory-fences.js';
-import { MemoryPermitStore } from '../permits/memory-permit-store.js';
+import { MemoryPermitStore } from './memory-permit-store.js';
 
 interface Lease {
   readonly token: string;

@@ -1,4 +1,4 @@
-import { PERMITS_GUARD, RESERVED_AGAINST, RESERVED_FOR, WAITED_FOR } from './waiting-line.js';
+import { PERMITS_GUARD, RESERVED_AGAINST, RESERVED_FOR, WAITED_FOR } from './line/line-protocol.js';
 
 /**
  * What a lock key holds in Redis (see scripts/lease.lua.ts): a lease is its token, then a newline and

@@ -4,7 +4,7 @@ import { clusterMasters, isCluster } from './cluster-client.js';
 import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
 import { labelOfServer } from './node-label.js';
-import { PERMIT_SCRIPTS } from '../permits/scripts/index.js';
+import { PERMIT_SCRIPTS } from './permits/scripts/index.js';
 import { ALL_SCRIPTS } from './scripts/index.js';
 import type { LuaScript } from './scripts/lua-script.js';
 import { errorMessage, redisStoreError } from './store-error.js';

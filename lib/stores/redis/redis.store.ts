@@ -1,6 +1,4 @@
 import { newOwnerId } from '../../utils/owner-id.js';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
@@ -13,34 +11,25 @@ import type {
 } from '../../interfaces/lease.interface.js';
 import type { LockStore, LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
 import type { LeaseLimits } from '../../interfaces/lease-limits.interface.js';
-import type { HandOverResult, WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import { resourceKeys, type ResourceKeys } from './resource-keys.js';
 import { closeClient } from './close-client.js';
 import { commandTimeoutOf, groupByNode, isCluster, subscriberClient } from './cluster-client.js';
 import { ConnectionWatch, unreachableServer } from './connection-failure.js';
-import { DirectGrants } from './direct-grants.js';
+import { RedisLine } from './line/redis-line.js';
+import type { WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
-import { RedisPermitStore } from '../permits/redis-permit-store.js';
+import { RedisPermitStore } from './permits/redis-permit-store.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
 import type { ReplicaAck } from './replica-ack.js';
 import { ReplicaConfirmation } from './replica-confirmation.js';
 import { extendOnOneServer } from './extend-on-one-server.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
+import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import { evalAfterNoScript, runScript, runScriptBatch } from './script-runner.js';
-import {
-  ACQUIRE,
-  acquireArgs,
-  EXTEND,
-  HAND_OVER,
-  handOverArgs,
-  RELEASE,
-  releaseArgs,
-  type ReleaseCall,
-} from './scripts/index.js';
+import { ACQUIRE, acquireArgs, EXTEND, RELEASE, releaseArgs } from './scripts/index.js';
 import { redisHealth, verifyRedis } from './redis-checks.js';
 import { isWrongType, pipelineValues, redisStoreError } from './store-error.js';
-import { LINE_MODE, lineModeOf, lineTtlOf, ownChannel, UNCOUNTED_LISTENERS } from './waiting-line.js';
+import { LINE_MODE, lineModeOf, lineTtlOf, UNCOUNTED_LISTENERS } from './line/line-protocol.js';
 import { describeWrongType } from './wrong-type.js';
 
 export type { RedisLockStoreOptions } from './redis-store-options.js';
@@ -50,7 +39,9 @@ const RECENT_KEYS = 4096;
 
 /**
  * A lock store on one Redis or Valkey server, or a Redis Cluster, through ioredis.
- * Every operation is one Lua script on one hash slot; no KEYS or SCAN is ever used.
+ * Every operation is one Lua script on one hash slot; no KEYS or SCAN is ever used. Beside it: the Lua in
+ * scripts/, the line of waiting processes in line/, permits in permits/, checks in redis-checks.ts, replicas in
+ * replica-confirmation.ts.
  */
 export class RedisLockStore implements LockStore {
   readonly client: Redis | Cluster;
@@ -75,8 +66,8 @@ export class RedisLockStore implements LockStore {
   /** The connection errors of a client we own, from its first attempt on (a client of yours is left alone). */
   private readonly connection?: ConnectionWatch;
   private closed = false;
-  private readonly direct = new DirectGrants();
-  private readonly givingBack = new Set<Promise<void>>();
+  /** The line of waiting processes, while the hand-off window and release notices are on. */
+  private readonly line?: RedisLine;
   private readonly recentKeys = new Map<string, ResourceKeys>();
   /** Keys whose last first ask was refused (as many as RECENT_KEYS): their next first ask is the script. */
   private readonly refusedLately = new Set<string>();
@@ -108,7 +99,21 @@ export class RedisLockStore implements LockStore {
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
         handoffWindow: this.handoffWindow,
-        onGrant: (version, fence) => this.grantArrived(version, fence),
+        onGrant: (version, fence) => this.line?.grantArrived(version, fence) ?? false,
+      });
+    }
+    // the line serves hand-offs: it needs the window, and notices to call the next in line
+    if (this.subscriber && this.handoffWindow > 0) {
+      this.line = new RedisLine({
+        client: this.client,
+        owner: this.owner,
+        handoffWindow: this.handoffWindow,
+        publish: this.publishCommand,
+        subscriber: this.subscriber,
+        replicated: this.replicaAck !== undefined,
+        keysOf: (key) => this.keysOf(key),
+        run: (operation, key, keys, command) => this.run(operation, key, keys, command),
+        release: (key, token) => this.release(key, token),
       });
     }
     const permits = new RedisPermitStore({
@@ -118,16 +123,9 @@ export class RedisLockStore implements LockStore {
       // permits always go to their line in order: a window of at least 1 ms
       handoffWindow: Math.max(1, this.handoffWindow),
     });
-    const line: WaitingLine = {
-      handOver: (key, token, next) => this.handOver(key, token, next),
-      leaveLine: (key) => this.leaveLine(key),
-      grantsToWaiters: this.grantsToWaiters,
-      takeGrant: (key, token) => this.direct.take(key, token),
-      withdrawOffer: (key, token) => this.withdrawOffer(key, token),
-    };
     this.capabilities = {
       limits: { handoffWindow: this.handoffWindow },
-      ...(this.usesLine ? { line } : {}),
+      ...(this.line ? { line: this.line } : {}),
       permits,
     };
   }
@@ -135,8 +133,7 @@ export class RedisLockStore implements LockStore {
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const keys = this.keysOf(request.key);
     const { waiting } = request;
-    // the line serves hand-offs: with the window off, or without notices to call the next in line, stay out
-    const line = this.usesLine ? lineModeOf(waiting) : LINE_MODE.stayOut;
+    const line = this.line ? lineModeOf(waiting) : LINE_MODE.stayOut;
     const firstAsk = line !== LINE_MODE.leaveWhenGranted;
     // the common case first: a free key, no fence, no place in the line to give up, is one plain SET NX PX;
     // a caller that will wait for a key refused at its last first ask goes straight to the script, which also
@@ -158,10 +155,7 @@ export class RedisLockStore implements LockStore {
       this.refusedLately.add(request.key);
     }
     // a waiter in the line leaves its request there, so that a release can grant it the lease directly
-    const offer =
-      line !== LINE_MODE.stayOut && waiting?.next === true && this.grantsToWaiters
-        ? this.direct.offer(request.key, request.token, request.ttl, performance.now())
-        : undefined;
+    const offer = line !== LINE_MODE.stayOut && waiting?.next === true ? this.line?.offer(request) : undefined;
     const args = acquireArgs(request, this.owner, {
       line,
       lineTtl: lineTtlOf(waiting),
@@ -176,70 +170,16 @@ export class RedisLockStore implements LockStore {
     if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
     // granted at the first ask: the key is free again, and its next first ask may be a plain SET NX
     if (firstAsk) this.refusedLately.delete(request.key);
-    if (offer !== undefined) this.direct.spent(request.key, request.token);
+    if (offer !== undefined) this.line?.spent(request.key, request.token);
     if (this.replicaAck) await this.replicas.confirmGrant(request, keys, this.replicaAck);
     return request.fencing ? { acquired: true, fence: value } : { acquired: true };
-  }
-
-  /** Waiting processes stand in a line per key: it serves hand-offs, so it needs the window and notices. */
-  private get usesLine(): boolean {
-    return this.handoffWindow > 0 && this.subscriber !== undefined;
-  }
-
-  /**
-   * Whether a release grants the lease straight to the waiter first in line (see RELEASE): with the line, and
-   * without replicaAck, whose grants must each wait for the replicas.
-   */
-  private get grantsToWaiters(): boolean {
-    return this.usesLine && !this.replicaAck;
-  }
-
-  /** The channel this store's waiters of a key listen on: its own in the line, else the key's. */
-  private noticesOf(keys: ResourceKeys): string {
-    return this.grantsToWaiters ? ownChannel(keys.channel, this.owner) : keys.channel;
-  }
-
-  /** A release granted version `version` to one of our waiters: wake them, or give it back if none will take it. */
-  private grantArrived(version: number, fence: number): boolean {
-    const outcome = this.direct.arrived(version, fence);
-    if (!outcome) return false;
-    if ('wake' in outcome) return true;
-    this.giveBack(outcome.giveBack.key, outcome.giveBack.token, outcome.giveBack.ttl);
-    return false;
-  }
-
-  /**
-   * Releases a direct grant nobody here will use, so the key passes to the next in line at once; again after a
-   * store error (a connection cut right then), while the grant could still be alive: left alone, it would hold
-   * the key for its whole ttl.
-   */
-  private giveBack(key: string, token: string, ttl: number): void {
-    const until = performance.now() + ttl;
-    const call = (async () => {
-      for (let delay = 20; ; delay = Math.min(2 * delay, 500)) {
-        try {
-          await this.release(key, token);
-          return;
-        } catch {
-          if (this.closed || performance.now() + delay > until) return;
-          await sleep(delay);
-        }
-      }
-    })();
-    this.givingBack.add(call);
-    void call.finally(() => this.givingBack.delete(call));
-  }
-
-  /** `token`'s request no longer waits for `key`: a direct grant that comes for it is given back. */
-  private withdrawOffer(key: string, token: string): void {
-    for (const untaken of this.direct.withdraw(key, token)) this.giveBack(untaken.key, untaken.token, untaken.ttl);
   }
 
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
     // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
     // lingering after a wait, and must not hold the key back from us
-    const ownListeners = this.usesLine ? UNCOUNTED_LISTENERS : this.subscriber?.isListening(keys.channel) ? 1 : 0;
+    const ownListeners = this.line ? UNCOUNTED_LISTENERS : this.subscriber?.isListening(keys.channel) ? 1 : 0;
     // one literal, no spread: this is the uncontended path
     const args = releaseArgs(token, {
       channel: keys.channel,
@@ -259,46 +199,6 @@ export class RedisLockStore implements LockStore {
       );
     }
     return reply === 1;
-  }
-
-  /** See `WaitingLine.handOver`. */
-  private async handOver(key: string, token: string, next: AcquireRequest): Promise<HandOverResult> {
-    const keys = this.keysOf(key);
-    // a hand-over needs the line (it tells whether another process waits), and exactly one local waiting
-    // queue: two managers sharing this store share one place in the line, and one could keep the key from the
-    // other; with replicaAck each grant must wait for replicas on its own
-    if (this.replicaAck || this.subscriber?.watchers(this.noticesOf(keys)) !== 1) {
-      return { released: await this.release(key, token), handedOver: false };
-    }
-    const args = handOverArgs(token, this.releaseCall(keys), next);
-    const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, HAND_OVER, [keys.lock, keys.fence, keys.line, keys.offers], args),
-    );
-    const [outcome, fence] = reply as [number, number];
-    if (outcome === 0) return { released: false, handedOver: false };
-    if (outcome === 1) return { released: true, handedOver: false };
-    // the next waiter holds it now: requests it left in the line are spent
-    this.direct.spent(next.key, next.token);
-    return next.fencing ? { released: true, handedOver: true, fence } : { released: true, handedOver: true };
-  }
-
-  /** How this store's releases of `keys` tell the waiters, but for its own listeners. */
-  private releaseCall(keys: ResourceKeys): Omit<ReleaseCall, 'ownListeners'> {
-    return {
-      channel: keys.channel,
-      publish: this.publishCommand,
-      owner: this.owner,
-      handoffWindow: this.handoffWindow,
-    };
-  }
-
-  /** See `WaitingLine.leaveLine`. */
-  private async leaveLine(key: string): Promise<void> {
-    if (this.closed) return;
-    const keys = this.keysOf(key);
-    await this.run('leave the line of', key, keys, async () =>
-      pipelineValues(await this.client.pipeline().lrem(keys.line, 0, this.owner).hdel(keys.offers, this.owner).exec()),
-    );
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
@@ -346,7 +246,8 @@ export class RedisLockStore implements LockStore {
   async watch(key: string, since?: number): Promise<ReleaseWatch> {
     if (!this.subscriber || this.closed) return NotifiableWatch.timerOnly();
     try {
-      return await this.subscriber.watch(this.noticesOf(this.keysOf(key)), since);
+      const keys = this.keysOf(key);
+      return await this.subscriber.watch(this.line?.noticesOf(keys) ?? keys.channel, since);
     } catch {
       // pub/sub refused (ACL, proxy without pub/sub): the waiter falls back to its backoff timer
       return NotifiableWatch.timerOnly();
@@ -374,7 +275,7 @@ export class RedisLockStore implements LockStore {
     if (this.closed) return;
     this.closed = true;
     // grants given back must reach the server before the connection goes
-    await Promise.all(this.givingBack);
+    await this.line?.close();
     await Promise.all([this.subscriber?.close(), this.capabilities.permits.close()]);
     if (this.options.ownsClient) await closeClient(this.client);
     this.connection?.stop();

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
-import { readNotice } from './waiting-line.js';
+import { NotifiableWatch } from '../shared/notifiable-watch.js';
+import { readNotice } from './line/line-protocol.js';
 
 type Client = Redis | Cluster;
 
@@ -22,7 +22,7 @@ interface Channel {
   idle?: NodeJS.Timeout;
 }
 
-/** How a {@link ReleaseSubscriber} listens, and how it reads the notices it hears (waiting-line.ts). */
+/** How a {@link ReleaseSubscriber} listens, and how it reads the notices it hears (line/line-protocol.ts). */
 export interface ReleaseSubscriberOptions {
   /** Use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE. @default false */
   readonly sharded?: boolean;

@@ -1,6 +1,6 @@
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
+import { NotifiableWatch } from '../shared/notifiable-watch.js';
 
 /**
  * A release watch fed by several others, one per Redis node: it wakes on a notice heard by any of them.

@@ -12,7 +12,7 @@ import type { LockStore, LockStoreVerification } from '../../interfaces/lock-sto
 import type { LockStoreCapabilities } from '../../interfaces/store-capabilities.interface.js';
 import { resourceKeys, type ResourceKeys } from '../redis/resource-keys.js';
 import { FanInWatch } from './fan-in-watch.js';
-import { NotifiableWatch } from '../notifiable-watch.js';
+import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import { QuorumNodes } from './quorum-nodes.js';
 import { countAnswers, sendToAll, type NodeReply } from './quorum-round.js';
 import { settleFence } from './redlock-fence.js';
@@ -24,7 +24,7 @@ import { verifyNodes } from './redlock-verify.js';
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { runScript } from '../redis/script-runner.js';
 import { ACQUIRE, acquireArgs, RELEASE, releaseArgs } from '../redis/scripts/index.js';
-import { LINE_MODE } from '../redis/waiting-line.js';
+import { LINE_MODE } from '../redis/line/line-protocol.js';
 
 export type { RedlockNode } from './redlock-nodes.js';
 export type { RedlockStoreOptions } from './redlock-options.js';

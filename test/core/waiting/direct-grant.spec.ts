@@ -164,7 +164,7 @@ describe('a release that grants the lease to the waiter first in line', () => {
     const first = await holder.acquire(KEY, { ttl: 30_000, fencing: true });
     const deaf = store();
     // as if the notice never arrived (a subscriber reconnecting at that moment)
-    (deaf as unknown as { grantArrived: () => boolean }).grantArrived = () => false;
+    (deaf.capabilities.line as unknown as { grantArrived: () => boolean }).grantArrived = () => false;
     // when it sent each request, to tell a request after a full backoff from one woken early
     const asked: number[] = [];
     const ask = deaf.acquire.bind(deaf);

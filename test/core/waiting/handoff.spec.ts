@@ -165,13 +165,12 @@ describe('waiting and hand-off on Redis', () => {
     const lossy = Object.assign(Object.create(inner) as RedisLockStore, {
       capabilities: {
         ...inner.capabilities,
-        line: {
-          ...line,
+        line: Object.assign(Object.create(line) as typeof line, {
           handOver: async (...args: Parameters<typeof line.handOver>) => {
             await line.handOver(...args);
             throw new LockStoreError('release', args[0], new Error('Connection is closed.'));
           },
-        },
+        }),
       },
     });
     const local = new LockManager({ store: lossy });

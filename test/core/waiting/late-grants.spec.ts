@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { LockNotAcquiredError } from '../../../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
 import type { LockStore } from '../../../lib/interfaces/lock-store.interface.js';
-import { LOCK_EVENT_NAMES, type LockEventMap, type LockEventName } from '../../../lib/events/lock-events.js';
+import { LOCK_EVENT_NAMES, type LockEventMap, type LockEventName } from '../../../lib/core/events/lock-events.js';
 import { LockManager } from '../../../lib/core/lock-manager.js';
 import type { Lock } from '../../../lib/core/lock.js';
 import { MemoryLockStore } from '../../../lib/stores/memory/memory.store.js';

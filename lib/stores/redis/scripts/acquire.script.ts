@@ -1,5 +1,5 @@
 import type { AcquireRequest } from '../../../interfaces/lease.interface.js';
-import { encodeOffer, type LineMode } from '../waiting-line.js';
+import { encodeOffer, type LineMode } from '../line/line-protocol.js';
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';

@@ -1,7 +1,7 @@
 import { ACQUIRE } from './acquire.script.js';
 import { EXTEND_MANY } from './extend-many.script.js';
 import { EXTEND } from './extend.script.js';
-import { HAND_OVER } from './hand-over.script.js';
+import { HAND_OVER } from '../line/hand-over.script.js';
 import type { LuaScript } from './lua-script.js';
 import { RAISE_FENCE } from './raise-fence.script.js';
 import { REGRANT } from './regrant.script.js';
@@ -10,7 +10,6 @@ import { RELEASE } from './release.script.js';
 export { ACQUIRE, acquireArgs, type LinePlace } from './acquire.script.js';
 export { EXTEND } from './extend.script.js';
 export { EXTEND_MANY } from './extend-many.script.js';
-export { HAND_OVER, handOverArgs } from './hand-over.script.js';
 export { luaScript, type LuaScript } from './lua-script.js';
 export { RAISE_FENCE } from './raise-fence.script.js';
 export { REGRANT } from './regrant.script.js';

@@ -5,7 +5,7 @@
  * marks the lease with a leading '!' (see ACQUIRE): only the release of a marked lease looks at the key's
  * line and sends a notice; nobody waits for an unmarked one. '>owner' and '~owner' are hand-off
  * reservations, never leases (tokens are hex: no lease starts with '!', '>' or '~'). The TypeScript side of
- * these marks is waiting-line.ts.
+ * these marks is line/line-protocol.ts.
  */
 export const LEASE_LUA = `
 -- 1 when the token holds the lease unmarked, 2 when it holds it marked by a waiter, 0 when it does not

@@ -1,7 +1,7 @@
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';
-import { RELEASE_TO_WAITERS_LUA } from './release-to-waiters.lua.js';
+import { RELEASE_TO_WAITERS_LUA } from '../line/release-to-waiters.lua.js';
 
 /**
  * Releases the lease only while the token holds it. An unmarked lease nobody waited for is one DEL; a marked

@@ -1,0 +1,59 @@
+import {
+  Acquirer,
+  isGrant,
+  type Acquisition,
+  type AcquirerParts,
+  type Attempt,
+  type Refusal,
+} from '../waiting/acquirer.js';
+import { LocalQueue } from '../waiting/local-queue.js';
+import type { PermitLeaseStore } from './permit-lease-store.js';
+
+/** What a permit acquirer works with: an acquirer's parts, over the permits of the manager's store. */
+export interface PermitAcquirerParts extends AcquirerParts {
+  readonly store: PermitLeaseStore;
+}
+
+/**
+ * The waiting policy of permits: the acquirer's, with one difference. Several permits of a key may be held
+ * at once, so the store's line orders the waiters, not a local queue: every refused request that may wait
+ * keeps a place of its own (its token's), sleeps on the key's release notices with its backoff, bounded by
+ * the refusal's `remainingTtl` (a crashed holder sends no notice), and asks again; it gives its place up
+ * when it stops waiting without a permit (timeout, shutdown, failure). Late grants are given back and asked
+ * for again as for a mutex.
+ */
+export class PermitAcquirer extends Acquirer {
+  private readonly permits: PermitLeaseStore;
+  /** The queue of one of each waiter, for the shutdown to wake them. */
+  private readonly waiters = new Set<LocalQueue>();
+
+  constructor(parts: PermitAcquirerParts) {
+    super(parts);
+    this.permits = parts.store;
+  }
+
+  protected override async waitAfterRefusal(acquisition: Acquisition, refused: Refusal): Promise<Attempt> {
+    const { key, token } = acquisition;
+    // a queue of one, never shared: it carries this waiter's release watch
+    const own = new LocalQueue();
+    this.waiters.add(own);
+    let outcome: Attempt | undefined;
+    try {
+      outcome = await this.waitAsHead(acquisition, own, refused);
+      return outcome;
+    } finally {
+      this.waiters.delete(own);
+      // a place left in the line would hold back every waiter behind it for a hand-off window
+      if (!isGrant(outcome)) this.shutdown.track(this.permits.leavePlace(key, token)).catch(() => undefined);
+      void own.watch?.then(
+        (watch) => watch.close(),
+        () => undefined,
+      );
+    }
+  }
+
+  /** Wakes every waiter (the shutdown began: each gives up its place and is refused). */
+  wakeWaiters(): void {
+    for (const queue of this.waiters) queue.wake();
+  }
+}

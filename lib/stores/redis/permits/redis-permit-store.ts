@@ -1,0 +1,251 @@
+import { newOwnerId } from '../../../utils/owner-id.js';
+import type { Cluster, Redis } from '../../../interfaces/ioredis-types.js';
+import { LockConfigurationError } from '../../../errors/lock-configuration.error.js';
+import type { LockStoreError } from '../../../errors/lock-store.error.js';
+import type { LeaseRenewal, ReleaseWatch } from '../../../interfaces/lease.interface.js';
+import type {
+  PermitHolderState,
+  PermitRequest,
+  PermitResult,
+  PermitState,
+  PermitStore,
+} from '../../../interfaces/permit-store.interface.js';
+import { MAX_DURATION } from '../../../utils/duration.js';
+import { checkOptionNames, type OptionNames, type OptionsKind } from '../../../options/option-names.js';
+import { quoted } from '../../../utils/printable.js';
+import { validateBoolean, validateInteger, validateKeyPrefix } from '../../../options/validate-options.js';
+import { closeClient } from '../close-client.js';
+import { isCluster, subscriberClient } from '../cluster-client.js';
+import { NotifiableWatch } from '../../shared/notifiable-watch.js';
+import { DEFAULT_HANDOFF_WINDOW, REDIS_CLIENT_OPTIONS } from '../redis-store-options.js';
+import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from '../release-subscriber.js';
+import { runScript, runScriptBatch } from '../script-runner.js';
+import { isWrongType, redisStoreError } from '../store-error.js';
+import { unreachableServer } from '../connection-failure.js';
+import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
+import {
+  PERMIT_ACQUIRE,
+  permitAcquireArgs,
+  PERMIT_EXTEND,
+  PERMIT_INSPECT,
+  PERMIT_LEAVE_LINE,
+  permitLeaveLineArgs,
+  PERMIT_RELEASE,
+  permitReleaseArgs,
+  type PermitNotices,
+} from './scripts/index.js';
+import { checkPermitShape } from '../../../options/permit-shape.js';
+import { inUseAs } from '../../shared/permit-codes.js';
+import { modeOfCode, permitState } from '../../shared/permit-state.js';
+
+/** Options of {@link RedisPermitStore}. */
+export interface RedisPermitStoreOptions {
+  /** An ioredis `Redis` or `Cluster` client. */
+  readonly client: Redis | Cluster;
+  /**
+   * Namespace of every key and channel; the same as the `RedisLockStore` of the same keys, so that a
+   * resource's permits, its mutex leases and its fence counter share one slot and one another's keys.
+   * @default 'lock:'
+   */
+  readonly keyPrefix?: string;
+  /** Close `client` on `close()`: only for a client the store's creator made for it. @default false */
+  readonly ownsClient?: boolean;
+  /** Wake waiters by pub/sub release notices; off means waiters rely on their timers alone. @default true */
+  readonly releaseNotices?: boolean;
+  /**
+   * For how many ms a freed permit stays reserved for the waiter first in line: a waiter that is gone
+   * costs the others this long, and so do all the waiters of a process that is gone. At least 1 ms: permits
+   * are always handed on in the line's order.
+   * @default 20
+   */
+  readonly handoffWindow?: number;
+}
+
+/** `RedisPermitStore` constructor options. */
+const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
+  title: 'RedisPermitStore options',
+  names: REDIS_CLIENT_OPTIONS satisfies OptionNames<RedisPermitStoreOptions>,
+};
+
+/**
+ * Semaphores and readers-writer locks on one Redis or Valkey server, or a Redis Cluster, through ioredis:
+ * every operation is one Lua script on one hash slot (scripts/permit.lua.ts says what each keeps where).
+ */
+export class RedisPermitStore implements PermitStore {
+  readonly client: Redis | Cluster;
+  readonly handoffWindow: number;
+  private readonly prefix: string;
+  /** Names this store's waiting places in notices, so that only its own waiters wake for them. */
+  private readonly owner = newOwnerId();
+  private readonly subscriber?: ReleaseSubscriber;
+  private readonly publishCommand: string;
+  private readonly cluster: boolean;
+  private closed = false;
+
+  /** @throws LockConfigurationError when an option is invalid or has an unknown name */
+  constructor(private readonly options: RedisPermitStoreOptions) {
+    if (!options?.client || typeof options.client.evalsha !== 'function') {
+      throw new LockConfigurationError('client', options?.client, 'expected an ioredis Redis or Cluster instance');
+    }
+    checkOptionNames(options, REDIS_PERMIT_STORE_OPTIONS);
+    if (options.ownsClient !== undefined) validateBoolean('ownsClient', options.ownsClient);
+    this.client = options.client;
+    this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
+    this.handoffWindow = validateInteger(
+      'handoffWindow',
+      options.handoffWindow ?? DEFAULT_HANDOFF_WINDOW,
+      1,
+      MAX_DURATION,
+    );
+    this.cluster = isCluster(this.client);
+    const notices = validateBoolean('releaseNotices', options.releaseNotices ?? true);
+    this.publishCommand = notices ? (this.cluster ? 'SPUBLISH' : 'PUBLISH') : '';
+    if (notices) {
+      const client = this.client;
+      this.subscriber = new ReleaseSubscriber(() => subscriberClient(client), {
+        sharded: this.cluster,
+        owner: this.owner,
+        linger: SUBSCRIPTION_LINGER,
+        handoffWindow: this.handoffWindow,
+      });
+    }
+  }
+
+  async acquire(request: PermitRequest): Promise<PermitResult> {
+    const shape = checkPermitShape(request.shape);
+    const keys = this.keysOf(request.key);
+    const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys));
+    const reply = await this.run('acquire', request.key, keys, () =>
+      runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
+    );
+    const [outcome, value, ahead] = reply as [number, number | string, number];
+    if (outcome === 1) return request.fencing ? { acquired: true, fence: Number(value) } : { acquired: true };
+    if (outcome === 2) return { acquired: false, inUseAs: inUseAs(String(value)) };
+    const remainingTtl = Number(value) >= 0 ? Number(value) : undefined;
+    return ahead >= 0 ? { acquired: false, remainingTtl, ahead } : { acquired: false, remainingTtl };
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    const keys = this.keysOf(key);
+    const reply = await this.run('release', key, keys, () =>
+      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.notices(keys))),
+    );
+    return reply === 1;
+  }
+
+  async leaveLine(key: string, token: string): Promise<void> {
+    if (this.closed) return;
+    const keys = this.keysOf(key);
+    await this.run('leave the line of', key, keys, () =>
+      runScript(this.client, PERMIT_LEAVE_LINE, permitScriptKeys(keys), permitLeaveLineArgs(token, this.notices(keys))),
+    );
+  }
+
+  async extend(key: string, token: string, ttl: number): Promise<boolean> {
+    const keys = this.keysOf(key);
+    const reply = await this.run('extend', key, keys, () =>
+      runScript(this.client, PERMIT_EXTEND, permitScriptKeys(keys), [token, ttl]),
+    );
+    return reply === 1;
+  }
+
+  async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
+    if (renewals.length === 0) return [];
+    // a Cluster pipeline may hold only keys that one node serves: there, each renewal goes on its own
+    if (this.cluster) {
+      return Promise.all(
+        renewals.map((renewal) =>
+          this.extend(renewal.key, renewal.token, renewal.ttl).catch((error: unknown) => error as Error),
+        ),
+      );
+    }
+    const calls = renewals.map((renewal) => ({
+      keys: permitScriptKeys(this.keysOf(renewal.key)),
+      args: [renewal.token, renewal.ttl],
+    }));
+    let replies: unknown[];
+    try {
+      replies = await runScriptBatch(this.client, PERMIT_EXTEND, calls);
+    } catch (error) {
+      const unreachable = unreachableServer(this.client, error);
+      const failure = redisStoreError('renew', undefined, unreachable?.cause ?? error, unreachable?.detail);
+      return renewals.map(() => failure);
+    }
+    return replies.map((reply, index) =>
+      reply instanceof Error
+        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
+        : reply === 1,
+    );
+  }
+
+  async inspect(key: string): Promise<PermitState> {
+    const keys = this.keysOf(key);
+    const reply = (await this.run('inspect', key, keys, () =>
+      runScript(this.client, PERMIT_INSPECT, permitScriptKeys(keys), []),
+    )) as Array<string | number>;
+    const [shape, fence, waiting] = [String(reply[0]), String(reply[1]), Number(reply[2])];
+    const permits: PermitHolderState[] = [];
+    for (let index = 3; index + 4 <= reply.length; index += 4) {
+      const [mode, remainingTtl, permitFence, holder] = reply.slice(index, index + 4).map(String);
+      const permitMode = modeOfCode(mode);
+      permits.push({
+        ...(permitMode !== undefined ? { mode: permitMode } : {}),
+        remainingTtl: Number(remainingTtl),
+        ...(permitFence !== '0' ? { fence: Number(permitFence) } : {}),
+        ...(holder !== '' ? { holder } : {}),
+      });
+    }
+    return permitState({ shape, permits, waiting, fence: fence === '' ? undefined : Number(fence) });
+  }
+
+  async watch(key: string, since?: number): Promise<ReleaseWatch> {
+    if (!this.subscriber || this.closed) return NotifiableWatch.timerOnly();
+    try {
+      return await this.subscriber.watch(this.keysOf(key).channel, since);
+    } catch {
+      // pub/sub refused (ACL, proxy without pub/sub): the waiter falls back to its timer
+      return NotifiableWatch.timerOnly();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.subscriber?.close();
+    if (this.options.ownsClient) await closeClient(this.client);
+  }
+
+  /** How the scripts that may call the line of `keys` tell the processes they reserved for. */
+  private notices(keys: PermitKeys): PermitNotices {
+    return { handoffWindow: this.handoffWindow, publish: this.publishCommand, channel: keys.channel };
+  }
+
+  private keysOf(key: string): PermitKeys {
+    return permitKeys(this.prefix, key);
+  }
+
+  private async run<T>(operation: string, key: string, keys: PermitKeys, command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw this.storeError(operation, key, keys, error);
+    }
+  }
+
+  private storeError(operation: string, key: string, keys: PermitKeys, error: unknown): LockStoreError {
+    if (isWrongType(error)) {
+      const why =
+        "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key";
+      const names = [keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ');
+      return redisStoreError(
+        operation,
+        key,
+        error,
+        `WRONGTYPE: one of the Redis keys of its permits, holder records, line and fence ${why}`,
+        `one of the Redis keys ${names} ${why}`,
+      );
+    }
+    const unreachable = unreachableServer(this.client, error);
+    return redisStoreError(operation, key, unreachable?.cause ?? error, unreachable?.detail);
+  }
+}
