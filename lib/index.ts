@@ -58,5 +58,17 @@ export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis
 export { RedlockStore, type RedlockNode, type RedlockStoreOptions } from './stores/redlock/redlock.store.js';
 export type { ReplicaAckOptions } from './interfaces/replica-ack-options.interface.js';
 export { EtcdLockStore, MIN_ETCD_TTL, type Etcd3ClientLike, type EtcdLockStoreOptions } from './stores/etcd/index.js';
+export {
+  PostgresLockStore,
+  advisoryLockId,
+  advisoryTransactionLock,
+  type AdvisoryLockClient,
+  type AdvisoryTransactionLockOptions,
+  type PostgresClientLike,
+  type PostgresLockStoreOptions,
+  type PostgresPoolClientLike,
+  type PostgresPoolLike,
+  type PostgresQueryResult,
+} from './stores/postgres/index.js';
 export type { Duration } from './utils/duration.js';
 export type { BackoffOptions } from './utils/backoff.js';

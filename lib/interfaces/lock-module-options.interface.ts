@@ -6,6 +6,7 @@ import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js
 import type { ReplicaAckOptions } from './replica-ack-options.interface.js';
 import type { Duration } from '../utils/duration.js';
 import type { EtcdLockStoreOptions } from './etcd-store-options.interface.js';
+import type { PostgresLockStoreOptions, PostgresPoolLike } from './postgres-store-options.interface.js';
 
 /**
  * A Redis Cluster for the module to connect to, own and close: its startup nodes and ioredis `ClusterOptions`.
@@ -21,7 +22,7 @@ export interface RedisClusterConfig {
 
 /**
  * Options of `LockModule.forRoot()` / `forRootAsync()`, all checked at bootstrap before anything connects; an
- * unknown name is refused with the closest known one. Give one of `redis`, `redlock`, `etcd` or `store`; with
+ * unknown name is refused with the closest known one. Give one of `redis`, `redlock`, `etcd`, `postgres` or `store`; with
  * none of them at all, locks live in this process only (`MemoryLockStore`), with a warning at startup. One of
  * them given as `undefined`, `null` or `''` (an unset variable, most often) is refused.
  */
@@ -46,6 +47,15 @@ export interface LockModuleOptions extends LockDefaults {
    * @example { hosts: ['etcd-0:2379', 'etcd-1:2379', 'etcd-2:2379'] }
    */
   readonly etcd?: Omit<EtcdLockStoreOptions, 'keyPrefix'>;
+  /**
+   * PostgreSQL instead of Redis (needs the `pg` package): a URL, a `pg.Pool` of your own (never closed by the
+   * module), or `{ connectionString | pool, directUrl?, table?, schema?, createTable? }`. The tables are
+   * created at startup unless `createTable: false`. Through PgBouncer in transaction mode, give `directUrl`
+   * (PostgreSQL itself) for the LISTEN connection. `keyPrefix` and `handoffWindow` apply to it too.
+   * @example process.env.DATABASE_URL
+   * @example { connectionString: 'postgres://app@pgbouncer:6432/app', directUrl: 'postgres://app@db:5432/app' }
+   */
+  readonly postgres?: string | PostgresPoolLike | Omit<PostgresLockStoreOptions, 'keyPrefix' | 'handoffWindow'>;
   /** Any `LockStore` (e.g. `MemoryLockStore` in tests). A store you pass in is not closed by the module. */
   readonly store?: LockStore;
   /**

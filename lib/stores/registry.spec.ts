@@ -11,6 +11,7 @@ const SELECTIONS: Array<[string, LockModuleOptions]> = [
   ['redis options', { redis: { host: '127.0.0.1', port: 1 } }],
   ['redlock', { redlock: { nodes: ['redis://a:1', 'redis://b:1', 'redis://c:1'] } }],
   ['etcd', { etcd: { hosts: '127.0.0.1:1' } }],
+  ['postgres', { postgres: 'postgres://127.0.0.1:1/db' }],
   ['no store option', {}],
 ];
 

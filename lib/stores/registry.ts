@@ -4,6 +4,7 @@ import type { CreatedStore, StoreFamily, StorePlan } from '../interfaces/store-f
 import { etcdFamily } from './etcd/etcd.descriptor.js';
 import { givenStore } from './given-store.descriptor.js';
 import { memoryFamily } from './memory/memory.descriptor.js';
+import { postgresFamily } from './postgres/postgres.descriptor.js';
 import { redisFamily } from './redis/redis.descriptor.js';
 import { redlockFamily } from './redlock/redlock.descriptor.js';
 
@@ -11,7 +12,7 @@ import { redlockFamily } from './redlock/redlock.descriptor.js';
  * Every store family `LockModule` can build from its options, one entry each. The module options may select
  * one family by its option; the family without an option is the one the module falls back to.
  */
-export const STORE_FAMILIES = [redisFamily, redlockFamily, etcdFamily, memoryFamily] as const;
+export const STORE_FAMILIES = [redisFamily, redlockFamily, etcdFamily, postgresFamily, memoryFamily] as const;
 
 /** The module options that each select a store family: `'redis'`, ... */
 export type StoreOption = OptionOf<(typeof STORE_FAMILIES)[number]>;
@@ -61,7 +62,7 @@ export function familyOf(plan: StorePlan): StoreFamily {
 
 /**
  * Builds the store of a checked plan (see `checkModuleOptions`) by the family that made it, which loads the
- * package it needs (ioredis, etcd3) only now: an application without it can use another store.
+ * package it needs (ioredis, etcd3, pg) only now: an application without it can use another store.
  * @throws LockConfigurationError when that package cannot be loaded
  */
 export async function createStore(plan: StorePlan): Promise<CreatedStore> {

@@ -23,7 +23,7 @@ export interface ScenarioOptions {
   /** The row label in the fault table. */
   readonly name: string;
   readonly processes: number;
-  /** The lock Redis as the workers reach it (directly or through a proxy); unused with `worker.etcdHosts`. */
+  /** The lock Redis as the workers reach it (directly or through a proxy); unused with `worker.etcdHosts` or `worker.postgresUrl`. */
   readonly lockUrl: string;
   /** Settings of every worker; `perWorker` overrides some for worker `index`. */
   readonly worker: Pick<WorkerConfig, 'sections' | 'holdMs' | 'ttl' | 'wait' | 'commandTimeout'> &
@@ -38,6 +38,7 @@ export interface ScenarioOptions {
         | 'bypassLock'
         | 'pauseAt'
         | 'etcdHosts'
+        | 'postgresUrl'
         | 'permits'
         | 'lead'
       >

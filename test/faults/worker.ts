@@ -13,6 +13,7 @@ import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lease.i
 import {
   EtcdLockStore,
   isLockError,
+  PostgresLockStore,
   LockModule,
   LockService,
   RedisLockStore,
@@ -31,6 +32,8 @@ export interface WorkerConfig {
   readonly lockUrl: string;
   /** Keep the locks in etcd instead, on these members (`commandTimeout` is then each call's deadline). */
   readonly etcdHosts?: readonly string[];
+  /** Keep the locks in PostgreSQL instead, at this URL (maybe a pooler's). */
+  readonly postgresUrl?: string;
   /** The Redis of the checkers (never faulted). */
   readonly dataUrl: string;
   readonly checkerPrefix: string;
@@ -154,18 +157,29 @@ class RecordingEtcdStore extends EtcdLockStore {
   }
 }
 
-const lockClient = config.etcdHosts
-  ? undefined
-  : new Redis(config.lockUrl, {
-      commandTimeout: config.commandTimeout,
-      connectTimeout: 2000,
-      maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
-    });
+/** The Postgres store, noting every token it is asked to use. */
+class RecordingPostgresStore extends PostgresLockStore {
+  override acquire(request: AcquireRequest): Promise<AcquireResult> {
+    appendFileSync(config.tokensFile, `${request.token}\n`);
+    return super.acquire(request);
+  }
+}
+
+const lockClient =
+  config.etcdHosts || config.postgresUrl
+    ? undefined
+    : new Redis(config.lockUrl, {
+        commandTimeout: config.commandTimeout,
+        connectTimeout: 2000,
+        maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
+      });
 // outages are the point here; they surface through the commands that fail
 lockClient?.on('error', () => undefined);
 const store: LockStore = lockClient
   ? new RecordingStore({ client: lockClient, keyPrefix: config.keyPrefix })
-  : new RecordingEtcdStore({ hosts: config.etcdHosts, keyPrefix: config.keyPrefix, timeout: config.commandTimeout });
+  : config.postgresUrl
+    ? new RecordingPostgresStore({ connectionString: config.postgresUrl, keyPrefix: config.keyPrefix })
+    : new RecordingEtcdStore({ hosts: config.etcdHosts, keyPrefix: config.keyPrefix, timeout: config.commandTimeout });
 const data = new Redis(config.dataUrl);
 const counter = new LostUpdateCounter(data, config.checkerPrefix);
 const resource = new FencedResource(data, config.checkerPrefix);

@@ -1,4 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
+import pg from 'pg';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
@@ -6,9 +7,12 @@ import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
 import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
 import { etcdResourceKeys } from '../../lib/stores/etcd/etcd-keys.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
+import { PostgresLockStore } from '../../lib/stores/postgres/postgres-lock-store.js';
+import { postgresTables } from '../../lib/stores/postgres/postgres-tables.js';
 import { startRedisServer, type RedisServerHandle } from './redis-server.js';
 import { startRedisCluster, type RedisClusterHandle } from './redis-cluster.js';
 import { startEtcdCluster, type EtcdClusterHandle } from './etcd-cluster.js';
+import { startPostgresServer, type PostgresServerHandle } from './postgres-server.js';
 
 /** Two views of one lock space, as two processes would have them, and how to dispose of them. */
 export interface StorePair {
@@ -266,5 +270,52 @@ export const etcdKind: EtcdStoreKind = {
     const started = sharedEtcd;
     sharedEtcd = undefined;
     await (await started?.catch(() => undefined))?.stop();
+  },
+};
+
+/** A store kind backed by one PostgreSQL server per test file, started on first use; stop it in `afterAll`. */
+export interface PostgresStoreKind extends StoreKind {
+  /** The file's server, started on the first call. */
+  server(): Promise<PostgresServerHandle>;
+  stop(): Promise<void>;
+}
+
+let sharedPostgres: Promise<PostgresServerHandle> | undefined;
+
+export const postgresKind: PostgresStoreKind = {
+  name: 'PostgresLockStore',
+  server() {
+    sharedPostgres ??= startPostgresServer();
+    return sharedPostgres;
+  },
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const { url } = await this.server();
+    const store = new PostgresLockStore({ connectionString: url, keyPrefix });
+    const other = new PostgresLockStore({ connectionString: url, keyPrefix });
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    const leases = postgresTables('public', 'nestjs_lock').leases;
+    // the tables exist before the first test's clock starts
+    await store.verify();
+    return {
+      store,
+      other,
+      async deleteLease(key) {
+        await admin.query(`UPDATE ${leases} SET token = NULL, expires_at = NULL, holder = NULL WHERE key = $1`, [
+          keyPrefix + key,
+        ]);
+      },
+      async rewindFence(key, value) {
+        await admin.query(`UPDATE ${leases} SET fence = $2 WHERE key = $1`, [keyPrefix + key, value]);
+      },
+      async close() {
+        await Promise.all([store.close(), other.close(), admin.end()]);
+      },
+    };
+  },
+  async stop() {
+    const started = sharedPostgres;
+    sharedPostgres = undefined;
+    await (await started?.catch(() => undefined))?.destroy();
   },
 };

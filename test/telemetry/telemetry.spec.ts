@@ -44,8 +44,10 @@ class FlakyStore extends MemoryLockStore {
 @Injectable()
 class Inventory {
   @WithLock('inventory:<productId>', { wait: '2s', retry: { minDelay: 10, maxDelay: 20 } })
-  async reserve(productId: string, ms = 0): Promise<string> {
-    await sleep(ms);
+  /** Holds the product for `hold` ms, or until `hold` settles; calls `entered` as its section begins. */
+  async reserve(productId: string, hold: number | Promise<void> = 0, entered?: () => void): Promise<string> {
+    entered?.();
+    await (typeof hold === 'number' ? sleep(hold) : hold);
     return productId;
   }
 
@@ -88,9 +90,14 @@ describe('OpenTelemetry metrics and spans', () => {
   it('holds the expected counts in every counter and histogram after a scripted run', async () => {
     const { locks, inventory } = await start();
 
-    // 3 quick reservations, then 2 reservations of one product at once: the second waits for the first
+    // 3 quick reservations, then 2 reservations of one product: the second, asked once the first is inside its
+    // 200 ms section, waits for it
     for (const id of ['1', '2', '3']) await inventory.reserve(id);
-    await Promise.all([inventory.reserve('9', 200), sleep(20).then(() => inventory.reserve('9'))]);
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const holding = inventory.reserve('9', 200, entered);
+    await inside;
+    await Promise.all([holding, inventory.reserve('9')]);
 
     // a direct holder with a metricKey; tryAcquire meets it; one manual extend
     const busy = await locks.acquire('busy:1', { metricKey: 'busy:<id>' });
@@ -191,7 +198,12 @@ describe('OpenTelemetry metrics and spans', () => {
     const { inventory } = await start();
     const tracerApi = trace.getTracer('test');
     const request = await tracerApi.startActiveSpan('POST /inventory/7', async (span) => {
-      await Promise.all([inventory.reserve('7', 150), sleep(10).then(() => inventory.reserve('7'))]);
+      // the waiter asks once the holder is inside its 150 ms section
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const holding = inventory.reserve('7', 150, entered);
+      await inside;
+      await Promise.all([holding, inventory.reserve('7')]);
       span.end();
       return span.spanContext();
     });
@@ -222,12 +234,20 @@ describe('OpenTelemetry metrics and spans', () => {
       if (!collected.metrics.some((metric) => metric.descriptor.name === LOCK_METRICS.held)) return [];
       return collected.points(LOCK_METRICS.held).map(({ value, attributes }) => ({ value, attributes }));
     };
-    let during: unknown;
-    await Promise.all([
-      inventory.reserve('a', 200),
-      inventory.reserve('b', 200),
-      sleep(100).then(async () => (during = await held())),
-    ]);
+    // both hold their product until the gauge was read while they were inside
+    let done!: () => void;
+    const read = new Promise<void>((resolve) => (done = resolve));
+    let inside = 0;
+    let bothInside!: () => void;
+    const entered = new Promise<void>((resolve) => (bothInside = resolve));
+    const enter = () => {
+      if (++inside === 2) bothInside();
+    };
+    const holding = Promise.all([inventory.reserve('a', read, enter), inventory.reserve('b', read, enter)]);
+    await entered;
+    const during = await held();
+    done();
+    await holding;
     expect(during).toEqual([{ value: 2, attributes: INVENTORY }]);
     const lock = await locks.acquire('other');
     expect(await held()).toEqual([

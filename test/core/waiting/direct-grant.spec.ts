@@ -165,6 +165,13 @@ describe('a release that grants the lease to the waiter first in line', () => {
     const deaf = store();
     // as if the notice never arrived (a subscriber reconnecting at that moment)
     (deaf.capabilities.line as unknown as { grantArrived: () => boolean }).grantArrived = () => false;
+    // when it sent each request, to tell a request after a full backoff from one woken early
+    const asked: number[] = [];
+    const ask = deaf.acquire.bind(deaf);
+    deaf.acquire = (request) => {
+      asked.push(performance.now());
+      return ask(request);
+    };
     const locks = manager(deaf);
     const attempts: number[] = [];
     locks.on('acquired', (event) => attempts.push(event.attempts));
@@ -186,7 +193,9 @@ describe('a release that grants the lease to the waiter first in line', () => {
     // its next request found its own token holding the key and was answered as a grant
     expect(held.token).toBe(grantedTo);
     expect(held.fence).toBeGreaterThan(first.fence!);
-    expect(waited).toBeGreaterThan(150);
+    // found by the request after its backoff (300 ms jittered in its upper half: at least 150), not by one woken
+    // early; measured between its own requests, a sleep counting from the last reply, wherever the release fell
+    expect(asked.at(-1)! - asked.at(-2)!).toBeGreaterThanOrEqual(149);
     expect(waited).toBeLessThan(SLOW_RETRY.minDelay);
     expect(attempts[0]).toBeGreaterThanOrEqual(2);
     await held.release();

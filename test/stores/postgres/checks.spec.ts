@@ -1,0 +1,84 @@
+import pg from 'pg';
+import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
+import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
+import { freePort } from '../../support/redis-server.js';
+import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
+import { uniquePrefix } from '../../support/stores.js';
+
+describe('PostgresLockStore startup checks', () => {
+  let server: PostgresServerHandle;
+  let admin: pg.Pool;
+  const stores: PostgresLockStore[] = [];
+  const storeOf = (options: ConstructorParameters<typeof PostgresLockStore>[0]): PostgresLockStore => {
+    const store = new PostgresLockStore(options);
+    stores.push(store);
+    return store;
+  };
+  const failure = (store: PostgresLockStore): Promise<unknown> =>
+    store.verify().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+  beforeAll(async () => {
+    server = await startPostgresServer();
+    admin = new pg.Pool({ connectionString: server.url, max: 2 });
+  }, 60_000);
+
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+  });
+
+  afterAll(async () => {
+    await admin?.end();
+    await server?.destroy();
+  });
+
+  it('names host:port/database and the cause of an unreachable server, never the password', async () => {
+    const port = await freePort();
+    const error = await failure(storeOf({ connectionString: `postgres://app:S3cr3t@127.0.0.1:${port}/orders` }));
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toContain(`PostgreSQL at 127.0.0.1:${port}/orders`);
+    expect((error as Error).message).toContain('ECONNREFUSED');
+    expect(JSON.stringify(error) + String((error as Error).stack)).not.toContain('S3cr3t');
+  });
+
+  it('creates the tables once when several instances boot at once', async () => {
+    await admin.query('CREATE SCHEMA boot');
+    const all = Array.from({ length: 6 }, () =>
+      storeOf({ connectionString: server.url, schema: 'boot', keyPrefix: uniquePrefix() }),
+    );
+    await Promise.all(all.map((store) => store.verify()));
+    const { rows } = await admin.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'boot'");
+    expect(rows[0].n).toBe(3);
+  });
+
+  it('with createTable: false, refuses to start without the table and names the DDL to run', async () => {
+    await admin.query('CREATE SCHEMA migrated');
+    const store = storeOf({ connectionString: server.url, schema: 'migrated', createTable: false });
+    const error = await failure(store);
+    expect((error as Error).message).toContain('table migrated.nestjs_lock is missing');
+    expect((error as Error).message).toContain('PostgresLockStore.ddl()');
+    await admin.query(PostgresLockStore.ddl({ schema: 'migrated' }));
+    await expect(store.verify()).resolves.toEqual({ warnings: [] });
+  });
+
+  it('refuses a table of another shape, naming the column', async () => {
+    await admin.query('CREATE SCHEMA reshaped');
+    await admin.query(PostgresLockStore.ddl({ schema: 'reshaped' }));
+    await admin.query('ALTER TABLE reshaped.nestjs_lock ALTER COLUMN fence TYPE integer');
+    const error = await failure(storeOf({ connectionString: server.url, schema: 'reshaped' }));
+    expect((error as Error).message).toContain('column "fence" is integer, expected bigint');
+  });
+
+  it('refuses a role that may read the tables but not write them', async () => {
+    await admin.query('CREATE SCHEMA guarded');
+    await admin.query(PostgresLockStore.ddl({ schema: 'guarded' }));
+    await admin.query('CREATE ROLE reader LOGIN');
+    await admin.query('GRANT USAGE ON SCHEMA guarded TO reader');
+    await admin.query('GRANT SELECT ON ALL TABLES IN SCHEMA guarded TO reader');
+    const url = server.url.replace('postgres@', 'reader@');
+    const error = await failure(storeOf({ connectionString: url, schema: 'guarded', createTable: false }));
+    expect((error as Error).message).toContain('may not read and write "guarded"."nestjs_lock"');
+  });
+});
