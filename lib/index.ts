@@ -13,7 +13,7 @@ export { LockManager, type LockManagerOptions } from './core/lock-manager.js';
 export { Leadership } from './leadership/leadership.js';
 export type { LeaderInfo } from './leadership/leader-info.js';
 export { lockErrorPayload, type LockErrorPayload } from './transports/lock-error-payload.js';
-export type { LockEvent, LockEventListener, LockEventMap, LockEventName } from './core/events/lock-events.js';
+export type { LockEvent, LockEventMap, LockEventName } from './core/events/lock-events.js';
 export { LockTelemetry } from './telemetry/lock-telemetry.js';
 export { LOCK_METRICS } from './telemetry/lock-metrics.js';
 export { checkLockStore } from './health/check-lock-store.js';

@@ -1,6 +1,6 @@
 export { LockError, isLockError, type LockErrorCode } from './lock.error.js';
 export { LockNotAcquiredError } from './lock-not-acquired.error.js';
-export { LockLostError, type LockLostReason } from './lock-lost.error.js';
+export { LockLostError } from './lock-lost.error.js';
 export { LockStoreError } from './lock-store.error.js';
 export { LockConfigurationError } from './lock-configuration.error.js';
 export { LockKeyError } from './lock-key.error.js';
