@@ -20,7 +20,7 @@ import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.i
 
 /**
  * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect`,
- * `current` and `on` (see {@link LockManager}). Provided by `LockModule`; it checks the store at startup,
+ * `current`, `on`, and leader election with `lead`, `isLeader` and `inspectLeader` (see {@link LockManager}). Provided by `LockModule`; it checks the store at startup,
  * serves `@WithLock` methods, re-emits lock events as Nest events (`lock.acquired`, ...) when
  * `@nestjs/event-emitter` is set up, records OpenTelemetry metrics and spans when `@opentelemetry/api` is
  * installed (see {@link LockTelemetry}), and on shutdown drains (see {@link LockManager.close}): sections may

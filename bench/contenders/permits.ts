@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { Semaphore, TimeoutError } from 'redis-semaphore';
-import { LockManager, LockNotAcquiredError, RedisLockStore, type PermitMode } from '../../lib/index.js';
+import { LockManager, LockNotAcquiredError, RedisLockStore } from '../../lib/index.js';
+import type { PermitMode } from '../../lib/store.js';
 import { TTL, heldByCallback, type Held } from './contender.js';
 
 /** What a permit request asks for: one of `limit` places of a semaphore, or a read or write permit. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PermitMode } from '../../lib/index.js';
+import type { PermitMode } from '../../lib/store.js';
 import type { PermitAsk, PermitSession } from '../contenders/permits.js';
 import { jainIndex, now, spread, type Spread } from '../support/stats.js';
 import type { Grant } from './contention.js';

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { EtcdLockStore, LockManager, LockNotAcquiredError, RedisLockStore, type LockStore } from '../../lib/index.js';
+import { EtcdLockStore, LockManager, LockNotAcquiredError, RedisLockStore } from '../../lib/index.js';
+import type { LockStore } from '../../lib/store.js';
 import { startEtcdCluster } from '../../test/support/etcd-cluster.js';
 import type { BenchContext, Scenario } from '../context.js';
 import { TTL } from '../contenders/contender.js';

@@ -147,7 +147,7 @@ export class LockManager {
       acquire: (key, lockOptions) => this.acquire(key, lockOptions),
       emit: (event, payload) => this.events.emit(event, payload as LockEventMap[typeof event]),
       inspect: (key) => this.inspect(key),
-      leaseTtl: (ttl, option) => (ttl === undefined ? this.settings.ttl : this.resolve({ ttl }, option).ttl),
+      leaseTtl: (ttl, scope) => (ttl === undefined ? this.settings.ttl : this.resolve({ ttl }, scope).ttl),
       get closing() {
         return shutdown.begun;
       },

@@ -10,8 +10,11 @@ import { checkLeadershipName, resolveLeadershipOptions, type LeadershipOptions }
 
 /** What the leaderships of one manager need from it, beyond a campaign's needs. */
 export interface LeadershipsHost extends CampaignHost {
-  /** The lease ttl in ms for `ttl` as given (`undefined`: the manager's default), checked against the store. */
-  leaseTtl(ttl: number | undefined, option: string): number;
+  /**
+   * The lease ttl in ms for `ttl` as given (`undefined`: the manager's default), checked against the store; a
+   * refusal names the option `<scope>.ttl`.
+   */
+  leaseTtl(ttl: number | undefined, scope: string): number;
   /** Whether the manager's shutdown has begun. */
   readonly closing: boolean;
   inspect(key: string): Promise<LockInfo>;
@@ -37,7 +40,7 @@ export class Leaderships {
     checkLeadershipName(name, 'lead() name');
     if (typeof fn !== 'function') throw new LockConfigurationError(`${scope} fn`, fn, 'expected a function');
     const settings = resolveLeadershipOptions(options, scope);
-    const ttl = this.host.leaseTtl(settings.ttl, `${scope}.ttl`);
+    const ttl = this.host.leaseTtl(settings.ttl, scope);
     if (this.host.closing)
       throw new LockStoreError('acquire', leaderKey(name), undefined, 'the lock service is shutting down');
     if (this.campaigns.has(name)) {

@@ -12,11 +12,10 @@ import {
   LockTelemetry,
   MemoryLockStore,
   RedisLockStore,
-  type AcquireRequest,
-  type AcquireResult,
   type LockLogger,
   type LockModuleOptions,
 } from '../../lib/index.js';
+import type { AcquireRequest, AcquireResult } from '../../lib/store.js';
 import { withKeyTemplate } from '../../lib/errors/lock.error.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { installOpenTelemetrySdk } from '../support/opentelemetry-sdk.js';

@@ -15,14 +15,8 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
-import {
-  LockModule,
-  LockService,
-  RedisLockStore,
-  WithLock,
-  type AcquireRequest,
-  type AcquireResult,
-} from '../../lib/index.js';
+import { LockModule, LockService, RedisLockStore, WithLock } from '../../lib/index.js';
+import type { AcquireRequest, AcquireResult } from '../../lib/store.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startChild } from '../support/child-process.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';

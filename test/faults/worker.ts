@@ -19,8 +19,8 @@ import {
   RedisLockStore,
   type Lock,
   type LockLostError,
-  type LockStore,
 } from '../../lib/index.js';
+import type { LockStore } from '../../lib/store.js';
 import { blockEventLoop } from '../support/faults.js';
 import { FencedResource, HolderCensus, LostUpdateCounter, type HolderKind } from '../support/invariants.js';
 

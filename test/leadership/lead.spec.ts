@@ -26,7 +26,7 @@ describe('LockManager.lead', () => {
       warn: (message) => logged.push(`warn ${message}`),
       error: (message) => logged.push(`error ${message}`),
     };
-    manager = new LockManager({ store, logger, ttl: 300 });
+    manager = new LockManager({ store, logger, ttl: 1000 });
     seen = [];
     for (const event of ['elected', 'leadership-lost', 'resigned'] as const) {
       manager.on(event, (payload) => void seen.push([event, payload] as Seen));
@@ -62,7 +62,7 @@ describe('LockManager.lead', () => {
     expect(manager.isLeader('relay')).toBe(true);
     expect(manager.isLeader('other')).toBe(false);
     expect(seen).toEqual([
-      ['elected', { name: 'relay', key: 'leader:relay', keyTemplate: 'leader:relay', term: current!.term, ttl: 300 }],
+      ['elected', { name: 'relay', key: 'leader:relay', keyTemplate: 'leader:relay', term: current!.term, ttl: 1000 }],
     ]);
     expect(logged).toEqual([`log Leadership "relay": this instance leads, term ${current!.term}.`]);
 
@@ -83,7 +83,7 @@ describe('LockManager.lead', () => {
       await untilAborted(leadership.signal);
     });
     await until(() => current !== undefined);
-    await sleep(1000);
+    await sleep(2500);
 
     expect(current!.isLeader).toBe(true);
     const info = await manager.inspectLeader('long');
@@ -164,12 +164,12 @@ describe('LockManager.lead', () => {
   });
 
   it('lets a second campaign in this process lead only after the first was stopped', async () => {
-    const other = new LockManager({ store, closeStore: false, ttl: 300 });
+    const other = new LockManager({ store, closeStore: false, ttl: 1000 });
     try {
       const first = manager.lead('one', (leadership) => untilAborted(leadership.signal));
       await until(() => first.isLeader);
       const second = other.lead('one', (leadership) => untilAborted(leadership.signal));
-      await sleep(400);
+      await sleep(1100);
       expect(second.isLeader).toBe(false);
       await first.stop();
       await until(() => second.isLeader, 1000);
@@ -179,7 +179,7 @@ describe('LockManager.lead', () => {
     }
   });
 
-  it('refuses a name it campaigns for already, a bad name, function or option, and a ttl the store cannot grant', () => {
+  it('refuses a name it campaigns for already, a bad name, function or option, and a ttl too short for a lease', () => {
     manager.lead('taken', (leadership) => untilAborted(leadership.signal));
     expect(() => manager.lead('taken', () => undefined)).toThrow(
       'Invalid nestjs-lock option "lead(taken)": got the string "taken"; this manager campaigns for that leadership already',
@@ -197,5 +197,16 @@ describe('LockManager.lead', () => {
       'leadership options have no such option',
     );
     expect(manager.isLeader('opts')).toBe(false);
+  });
+
+  it("refuses a ttl shorter than the store's least lease, naming the option", async () => {
+    const memory = new MemoryLockStore();
+    const wholeSeconds = Object.assign(memory, { capabilities: { ...memory.capabilities, limits: { minTtl: 1000 } } });
+    const strict = new LockManager({ store: wholeSeconds, ttl: '5s' });
+    try {
+      expect(() => strict.lead('short', () => undefined, { ttl: 500 })).toThrow('"lead(short).ttl": got 500');
+    } finally {
+      await strict.close();
+    }
   });
 });

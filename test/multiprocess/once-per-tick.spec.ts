@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { tickTolerance } from '../../lib/schedule/tick-schedule.js';
 import { startChild, type ChildHandle } from '../support/child-process.js';
 import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
+import { startPostgresServer, type PostgresServerHandle } from '../support/postgres-server.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 const app = fileURLToPath(new URL('./tick-app.ts', import.meta.url));
@@ -36,6 +37,8 @@ interface Runs {
 interface Setup {
   /** Lock in etcd instead of Redis. */
   readonly etcdHosts?: readonly string[];
+  /** Lock in PostgreSQL instead of Redis. */
+  readonly postgresUrl?: string;
   /** The jobs' period, in seconds. @default 1 */
   readonly every?: number;
   /** @default 'cron,interval' */
@@ -67,6 +70,7 @@ async function runInstances(ticks: number, setup: Setup = {}): Promise<Runs> {
           EVERY: String(every),
           ...(setup.jobs ? { JOBS: setup.jobs } : {}),
           ...(setup.etcdHosts ? { ETCD_HOSTS: setup.etcdHosts.join(',') } : {}),
+          ...(setup.postgresUrl ? { POSTGRES_URL: setup.postgresUrl } : {}),
         }),
       );
     });
@@ -139,5 +143,23 @@ describe('a @Cron job guarded by @WithLock without holdAtLeast, on four instance
   it('runs each 4 s tick once over 5 ticks, however late the instances fire', async () => {
     const { cron, first } = await runInstances(5, { etcdHosts: cluster.hosts, every: 4, jobs: 'cron' });
     expect(perTick(cron, first, 5, startWindow(4), 4)).toEqual(Array(5).fill(1));
+  }, 90_000);
+});
+
+describe('@Cron and @Interval jobs guarded by @WithLock without holdAtLeast, on four instances of one PostgreSQL', () => {
+  let server: PostgresServerHandle;
+
+  beforeAll(async () => {
+    server = await startPostgresServer();
+  }, 60_000);
+
+  afterAll(() => server.destroy());
+
+  it('runs each 1 ms job once per second over 10 seconds, however late the instances fire', async () => {
+    const { cron, interval, first } = await runInstances(10, { postgresUrl: server.url });
+    expect({
+      cron: perTick(cron, first, 10, startWindow()),
+      interval: perTick(interval, first, 10, startWindow()),
+    }).toEqual({ cron: Array(10).fill(1), interval: Array(10).fill(1) });
   }, 90_000);
 });

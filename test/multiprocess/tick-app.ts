@@ -1,6 +1,6 @@
 // One instance of an app with two jobs that run every EVERY seconds (default 1), one on @Cron and one on
 // @Interval (JOBS picks them: 'cron', 'interval', or both by default), each guarded by @WithLock with no
-// holdAtLeast, for the once-per-tick tests; its locks live in Redis, or in etcd when ETCD_HOSTS is set. Its
+// holdAtLeast, for the once-per-tick tests; its locks live in Redis, in etcd when ETCD_HOSTS is set, or in PostgreSQL when POSTGRES_URL is. Its
 // timers can fire late: DELAY_MS before the locked call (a slow decorator in front of it), or BUSY_MS of a
 // blocked event loop just before each second.
 import 'reflect-metadata';
@@ -16,6 +16,7 @@ const {
   RUNS_KEY,
   INSTANCE,
   ETCD_HOSTS,
+  POSTGRES_URL,
   JOBS = 'cron,interval',
 } = process.env as Record<string, string>;
 const EVERY = Number(process.env.EVERY ?? 1);
@@ -105,7 +106,9 @@ const data = new Redis(REDIS_URL);
     LockModule.forRoot(
       ETCD_HOSTS
         ? { etcd: { hosts: ETCD_HOSTS.split(',') }, keyPrefix: KEY_PREFIX }
-        : { redis: REDIS_URL, keyPrefix: KEY_PREFIX },
+        : POSTGRES_URL
+          ? { postgres: POSTGRES_URL, keyPrefix: KEY_PREFIX }
+          : { redis: REDIS_URL, keyPrefix: KEY_PREFIX },
     ),
   ],
   providers: [

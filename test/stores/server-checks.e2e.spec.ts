@@ -7,7 +7,7 @@ import {
   LockModule,
   LockService,
   type LockLogger,
-  type LockLostEvent,
+  type LockEvent,
   type LockModuleOptions,
 } from '../../lib/index.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
@@ -115,7 +115,7 @@ describe('LockModule bootstrap on a Redis that may evict leases', () => {
       ]);
       expect(logger.warnings[0]).toContain('acceptEvictionRisk is true');
       const locks = app.get(LockService);
-      const lost = new Promise<LockLostEvent>((resolve) => locks.on('lost', resolve));
+      const lost = new Promise<LockEvent<'lost'>>((resolve) => locks.on('lost', resolve));
       const lock = await locks.acquire('report', { ttl: 1500, autoRenew: true });
       const leaseKey = resourceKeys(keyPrefix, 'report').lock;
       const filler = 'x'.repeat(64 * 1024);

@@ -1,4 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
+import pg from 'pg';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import type { PermitStore } from '../../lib/interfaces/permit-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
@@ -6,7 +7,9 @@ import { MemoryPermitStore } from '../../lib/stores/memory/memory-permit-store.j
 import { RedisPermitStore } from '../../lib/stores/redis/permits/redis-permit-store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
-import { clusterKind, testRedisUrl, uniquePrefix } from './stores.js';
+import { PostgresLockStore } from '../../lib/stores/postgres/postgres-lock-store.js';
+import { postgresTables } from '../../lib/stores/postgres/postgres-tables.js';
+import { clusterKind, postgresKind, testRedisUrl, uniquePrefix } from './stores.js';
 
 /** Where a child process finds the lock space of a pair: a Redis URL or a Cluster's nodes, and the prefix. */
 export interface PermitSpace {
@@ -145,3 +148,45 @@ export function clientOfSpace(space: PermitSpace): Redis | Cluster {
   }
   return new Redis(space.REDIS_URL as string, { maxRetriesPerRequest: 1, commandTimeout: 2000 });
 }
+
+/**
+ * Permits of PostgresLockStores on the server of {@link postgresKind}: start it in `beforeAll`, stop it in
+ * `afterAll`. Two lock stores' permits and a third lock store for the mutex, as three processes would have them.
+ */
+export const postgresPermitKind: PermitStoreKind = {
+  name: 'PostgresLockStore permits',
+  async create(options = {}) {
+    const keyPrefix = uniquePrefix();
+    const { url } = await postgresKind.server();
+    const [first, second, mutex] = [0, 1, 2].map(
+      () => new PostgresLockStore({ connectionString: url, keyPrefix, ...options }),
+    );
+    // counts of concurrent sections go out at once, as ioredis pipelines them on its one connection
+    const admin = new pg.Pool({ connectionString: url, max: 10 });
+    await first.verify();
+    await admin.query('CREATE TABLE IF NOT EXISTS test_counters (name text PRIMARY KEY, value bigint NOT NULL)');
+    const leases = postgresTables('public', 'nestjs_lock').leases;
+    return {
+      store: first.capabilities.permits!,
+      other: second.capabilities.permits!,
+      mutex,
+      async setFence(key, value) {
+        await admin.query(
+          `INSERT INTO ${leases} (key, fence) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET fence = excluded.fence`,
+          [keyPrefix + key, value],
+        );
+      },
+      async count(name, by) {
+        const { rows } = await admin.query(
+          `INSERT INTO test_counters AS c VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = c.value + $2
+           RETURNING value`,
+          [keyPrefix + name, by],
+        );
+        return Number((rows[0] as { value: string }).value);
+      },
+      async close() {
+        await Promise.all([first.close(), second.close(), mutex.close(), admin.end()]);
+      },
+    };
+  },
+};

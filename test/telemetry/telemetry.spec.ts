@@ -13,10 +13,9 @@ import {
   LockTelemetry,
   MemoryLockStore,
   WithLock,
-  type AcquireRequest,
-  type AcquireResult,
   type LockModuleOptions,
 } from '../../lib/index.js';
+import type { AcquireRequest, AcquireResult } from '../../lib/store.js';
 import { epochMs, installOpenTelemetrySdk } from '../support/opentelemetry-sdk.js';
 
 /**
@@ -312,7 +311,7 @@ describe('OpenTelemetry metrics and spans', () => {
   });
 
   it('reports whether this process leads, with which term, and how long each term lasted', async () => {
-    const manager = new LockManager({ store: new MemoryLockStore(), ttl: 300 });
+    const manager = new LockManager({ store: new MemoryLockStore(), ttl: '10s' });
     const telemetry = await LockTelemetry.attach(manager);
     const leadership = { 'lock.leadership': 'relay', 'lock.store': 'MemoryLockStore' };
     const observed = async (name: string) =>

@@ -71,16 +71,36 @@ class GraphQLServer {
 
 const LOCKED_MESSAGE = 'Resource "inventory:<productId>" is locked by another operation; retry later.';
 
+/**
+ * One server of each kind on the shared Redis, started on first use and stopped after the file: the describes
+ * that use it each lock on resolvers of their own, so their counts and what they hold never meet, and each kind
+ * boots once instead of once per describe.
+ */
+const servers = new Map<string, Promise<GraphQLServer>>();
+function serverOf(kind: string): Promise<GraphQLServer> {
+  let server = servers.get(kind);
+  if (!server) servers.set(kind, (server = GraphQLServer.start(kind, testRedisUrl())));
+  return server;
+}
+
+afterAll(async () => {
+  // a server that failed to start failed its describes already
+  await Promise.all(
+    [...servers.values()].map((server) =>
+      server.then(
+        (started) => started.close(),
+        () => undefined,
+      ),
+    ),
+  );
+});
+
 describe.each(['apollo', 'mercurius'])('@WithLock on GraphQL resolvers (%s)', (kind) => {
   let graphql: GraphQLServer;
 
   beforeAll(async () => {
-    graphql = await GraphQLServer.start(kind, testRedisUrl());
+    graphql = await serverOf(kind);
   }, 60_000);
-
-  afterAll(async () => {
-    await graphql.close();
-  });
 
   it('answers the second of two concurrent mutations on one key with a LOCKED error on its field, and leaves the rest of the response alone', async () => {
     const mark = graphql.mark();
@@ -150,12 +170,8 @@ describe.each(['apollo', 'mercurius'])(
     let graphql: GraphQLServer;
 
     beforeAll(async () => {
-      graphql = await GraphQLServer.start(kind, testRedisUrl());
+      graphql = await serverOf(kind);
     }, 60_000);
-
-    afterAll(async () => {
-      await graphql.close();
-    });
 
     it('answers a field whose key is held with a LOCKED error on that field, naming the template only, and logs no error', async () => {
       const query = '{ account(id: "acct-7731") { id balance } }';
@@ -195,12 +211,8 @@ describe.each(['apollo', 'mercurius'])('a GraphQL resolver keyed by <user.id> (%
   let graphql: GraphQLServer;
 
   beforeAll(async () => {
-    graphql = await GraphQLServer.start(kind, testRedisUrl());
+    graphql = await serverOf(kind);
   }, 60_000);
-
-  afterAll(async () => {
-    await graphql.close();
-  });
 
   it("reads the user a guard put on the context's request: one checkout per user at a time, other users go on", async () => {
     const checkout = 'mutation { checkout(item: "book") }';

@@ -172,6 +172,16 @@ export interface LockEventMap extends LeadershipEventMap {
 /** The name of a lock event. */
 export type LockEventName = keyof LockEventMap;
 
+/**
+ * What the lock event `E` carries (`LockEvent<'lost'>`: the lost lock, why, and the error its signal aborted with).
+ * @example
+ * ```ts
+ * @OnEvent('lock.lost')
+ * onLost(event: LockEvent<'lost'>) { ... }
+ * ```
+ */
+export type LockEvent<E extends LockEventName = LockEventName> = LockEventMap[E];
+
 /** A listener of one lock event; what it returns is ignored, a rejected promise is logged. */
 export type LockEventListener<E extends LockEventName> = (event: LockEventMap[E]) => unknown;
 

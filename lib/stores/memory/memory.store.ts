@@ -10,6 +10,7 @@ import type { LockStore, LockStoreHealth } from '../../interfaces/lock-store.int
 import { LocalWatches } from './local-watches.js';
 import { takeFence } from './memory-fences.js';
 import { MemoryPermitStore } from './memory-permit-store.js';
+import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MemoryRecords } from './memory-records.js';
 import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
 
@@ -43,7 +44,7 @@ export class MemoryLockStore implements LockStore {
    * Permits (semaphores, readers-writer locks) and response records; no line of processes, as there is one
    * process.
    */
-  readonly capabilities: { readonly permits: MemoryPermitStore; readonly records: ResponseRecords } = {
+  readonly capabilities: { readonly permits: PermitStore; readonly records: ResponseRecords } = {
     permits: this.permits,
     records: this.records,
   };

@@ -9,9 +9,10 @@ import type {
 import type { LockStore, LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
 import type { LockStoreCapabilities } from '../../interfaces/store-capabilities.interface.js';
 import type { HandOverResult } from '../../interfaces/waiting-line.interface.js';
-import type { PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
+import type { PostgresClientLike, PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
 import { loadPg, type PgModule } from './load-pg.js';
 import { PostgresListener } from './postgres-listener.js';
+import { PostgresPermits } from './postgres-permits.js';
 import { postgresStoreError } from './postgres-errors.js';
 import {
   resolvePostgresOptions,
@@ -67,8 +68,8 @@ interface Statements {
  */
 export class PostgresLockStore implements LockStore {
   /**
-   * A line of waiting processes per key (with hand-over to this process's next waiter) and its hand-off
-   * window; no permits yet.
+   * A line of waiting processes per key (with hand-over to this process's next waiter), its hand-off
+   * window, and permits (semaphores, readers-writer locks) on the same keys and fences.
    */
   readonly capabilities: LockStoreCapabilities;
   private readonly handoffWindow: number;
@@ -88,17 +89,6 @@ export class PostgresLockStore implements LockStore {
   constructor(options: PostgresLockStoreOptions) {
     this.options = resolvePostgresOptions(options);
     this.handoffWindow = this.options.handoffWindow;
-    this.capabilities = {
-      limits: { handoffWindow: this.handoffWindow },
-      line: {
-        handOver: (key, token, next) => this.handOver(key, token, next),
-        leaveLine: (key) => this.leaveLine(key),
-      },
-      absent: {
-        permits: 'the Postgres store has no semaphores or readers-writer locks yet',
-        records: 'the Postgres store keeps no response records yet',
-      },
-    };
     this.tables = postgresTables(this.options.schema, this.options.table);
     this.sql = {
       acquire: acquireSql(this.tables),
@@ -121,6 +111,23 @@ export class PostgresLockStore implements LockStore {
       const config = listenTo === undefined ? { ...pool?.options } : { connectionString: listenTo };
       return new pg.Client({ ...config, keepAlive: true, connectionTimeoutMillis: STATEMENT_TIMEOUT });
     }, this.tables.channel);
+    this.capabilities = {
+      limits: { handoffWindow: this.handoffWindow },
+      line: {
+        handOver: (key, token, next) => this.handOver(key, token, next),
+        leaveLine: (key) => this.leaveLine(key),
+      },
+      permits: new PostgresPermits({
+        tables: this.tables,
+        handoffWindow: this.handoffWindow,
+        listener: this.listener,
+        stored: (key) => this.stored(key),
+        transaction: (operation, key, work) => this.transaction(operation, key, work),
+        session: (operation, key, work) => this.session(operation, key, work),
+        run: (operation, key, command) => this.run(operation, key, command),
+      }),
+      absent: { records: 'the Postgres store keeps no response records yet' },
+    };
   }
 
   /**
@@ -298,6 +305,52 @@ export class PostgresLockStore implements LockStore {
 
   private query(operation: string, key: string | undefined, sql: string, values: unknown[]) {
     return this.run(operation, key, (pool) => pool.query(sql, values));
+  }
+
+  /** Runs `work` on a pooled connection of its own once the tables are there; failures as `run`'s. */
+  private session<T>(
+    operation: string,
+    key: string | undefined,
+    work: (client: PostgresClientLike) => Promise<T>,
+  ): Promise<T> {
+    return this.run(operation, key, async (pool) => {
+      const client = await pool.connect();
+      let failed: unknown;
+      try {
+        return await work(client);
+      } catch (error) {
+        failed = error;
+        throw error;
+      } finally {
+        // a connection that failed mid-transaction may be broken: the pool drops it
+        client.release(failed instanceof Error ? failed : undefined);
+      }
+    });
+  }
+
+  /** Runs `work` in one transaction on a pooled connection once the tables are there; failures as `run`'s. */
+  private transaction<T>(
+    operation: string,
+    key: string | undefined,
+    work: (client: PostgresClientLike) => Promise<T>,
+  ): Promise<T> {
+    return this.run(operation, key, async (pool) => {
+      const client = await pool.connect();
+      let failed: unknown;
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        failed = error;
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        // a connection that failed mid-transaction may be broken: the pool drops it
+        client.release(failed instanceof Error ? failed : undefined);
+      }
+    });
   }
 
   /** Runs `command` on the pool once the tables are there; every failure becomes a `LockStoreError`. */

@@ -1,3 +1,4 @@
+import { DEFAULT_HANDOFF_WINDOW } from '../shared/handoff-window.js';
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { ReplicaAckOptions } from '../../interfaces/replica-ack-options.interface.js';
@@ -71,9 +72,6 @@ const REPLICA_ACK_OPTIONS: OptionsKind = {
   title: 'replicaAck options',
   names: { replicas: true, timeout: true } as const satisfies OptionNames<ReplicaAckOptions>,
 };
-
-/** The hand-off window of a store that sets none, in ms. */
-export const DEFAULT_HANDOFF_WINDOW = 20;
 
 /** {@link RedisLockStoreOptions} other than the client, checked. */
 export interface RedisStoreSettings {

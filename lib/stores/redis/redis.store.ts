@@ -19,6 +19,7 @@ import { RedisLine } from './line/redis-line.js';
 import type { WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import { leaseValue, readStoredLease } from './lease-value.js';
 import { RedisPermitStore } from './permits/redis-permit-store.js';
+import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 import { RedisRecords } from './redis-records.js';
 import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
@@ -57,7 +58,7 @@ export class RedisLockStore implements LockStore {
   readonly capabilities: {
     readonly limits: LeaseLimits;
     readonly line?: WaitingLine;
-    readonly permits: RedisPermitStore;
+    readonly permits: PermitStore;
     readonly records: ResponseRecords;
   };
   private readonly prefix: string;

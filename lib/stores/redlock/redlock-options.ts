@@ -2,7 +2,7 @@ import { LockConfigurationError } from '../../errors/lock-configuration.error.js
 import { MAX_DURATION } from '../../utils/duration.js';
 import { checkOptionsObject, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
-import { DEFAULT_HANDOFF_WINDOW } from '../redis/redis-store-options.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../shared/handoff-window.js';
 import type { RedlockStoreOptions } from '../../interfaces/redlock-store-options.interface.js';
 import { checkNodes, type CheckedNode } from './redlock-nodes.js';
 

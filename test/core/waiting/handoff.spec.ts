@@ -234,16 +234,16 @@ describe('waiting and hand-off on Redis', () => {
   it('keeps greedy processes fair: each of 4 gets its share of a key they all re-take at once', async () => {
     const workers = Array.from({ length: 4 }, () => manager());
     const counts = workers.map(() => 0);
-    let longestWait = 0;
+    // who entered, in order: how long a worker waited is counted in the sections of others it let go first
+    const entries: number[] = [];
     const until = performance.now() + 1500;
     await Promise.all(
       workers.map(async (worker, index) => {
         while (performance.now() < until) {
-          const asked = performance.now();
           await worker.using(
             'greedy',
             async () => {
-              longestWait = Math.max(longestWait, performance.now() - asked);
+              entries.push(index);
               counts[index]++;
               await new Promise((resolve) => setTimeout(resolve, 2));
             },
@@ -255,7 +255,14 @@ describe('waiting and hand-off on Redis', () => {
     const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
     // without the line, the process whose release notice arrives first wins most rounds (Jain ~0.5 in the bench)
     expect(Math.min(...counts)).toBeGreaterThan(mean * 0.7);
-    expect(longestWait).toBeLessThan(500);
+    // in line, a worker that asks again waits for each of the others once; three times that leaves room for turns
+    // passed over when a loaded machine makes a worker late for its window, and still tells a line from the
+    // free-for-all, where a slow process loses hundreds of rounds in a row
+    const othersBetween = workers.map((_, index) => {
+      const mine = entries.flatMap((entered, at) => (entered === index ? [at] : []));
+      return Math.max(0, ...mine.slice(1).map((at, i) => at - mine[i] - 1));
+    });
+    expect(Math.max(...othersBetween)).toBeLessThanOrEqual(3 * (workers.length - 1));
   });
 
   /** Two waits of `waiter` for a key `holder` takes first; the attempts each needed. */

@@ -32,6 +32,19 @@ function record(manager: LockManager): Seen[] {
   return seen;
 }
 
+/**
+ * The events of `seen` but the renewals of leases already acquired: a 200 ms lease renews every ~67 ms while its
+ * section runs, as many times as the machine's speed makes it, which is not what these tests count. A renewal
+ * before any grant stays, and fails them: a late grant is never renewed.
+ */
+function withoutRenewals(seen: readonly Seen[]): Seen[] {
+  let acquired = false;
+  return seen.filter(({ name }) => {
+    if (name === 'acquired') acquired = true;
+    return name !== 'renewed' || !acquired;
+  });
+}
+
 /** Blocks this process's event loop until `done()` or `limit` ms, as a long synchronous task would. */
 function blockUntil(done: () => boolean, limit: number): void {
   const end = performance.now() + limit;
@@ -203,7 +216,13 @@ describe('grants that come back after their validity, with a rival process takin
 
     expect(await outcome).toBe('resolved');
     expect(entries).toEqual([{ isHeld: true, inside: 1 }]);
-    expect(seen.map(({ name }) => name)).toEqual(['late-grant', 'contended', 'waited', 'acquired', 'released']);
+    expect(withoutRenewals(seen).map(({ name }) => name)).toEqual([
+      'late-grant',
+      'contended',
+      'waited',
+      'acquired',
+      'released',
+    ]);
     expect(seen[0].event).toMatchObject({ retrying: true });
   });
 
@@ -233,7 +252,13 @@ describe('grants that come back after their validity, with a rival process takin
     await outcome;
 
     expect(entries).toEqual([{ isHeld: true, inside: 1 }]);
-    expect(seen.map(({ name }) => name)).toEqual(['late-grant', 'contended', 'waited', 'acquired', 'released']);
+    expect(withoutRenewals(seen).map(({ name }) => name)).toEqual([
+      'late-grant',
+      'contended',
+      'waited',
+      'acquired',
+      'released',
+    ]);
   });
 
   it('never starts a local waiter on a lease handed over to it that came back after its validity', async () => {
@@ -253,7 +278,8 @@ describe('grants that come back after their validity, with a rival process takin
     await waiting;
 
     expect(entries).toEqual([{ isHeld: true, inside: 1 }]);
-    expect(seen.map(({ name }) => name)).toEqual([
+    const events = withoutRenewals(seen);
+    expect(events.map(({ name }) => name)).toEqual([
       'acquired',
       'contended',
       'released',
@@ -262,7 +288,7 @@ describe('grants that come back after their validity, with a rival process takin
       'acquired',
       'released',
     ]);
-    expect(seen[3].event).toMatchObject({ key: KEY, retrying: true, label: 'waiter' });
+    expect(events[3].event).toMatchObject({ key: KEY, retrying: true, label: 'waiter' });
   });
 });
 

@@ -35,7 +35,7 @@ function onCleanup(undo: () => unknown): void {
   cleanups.push(undo);
 }
 
-/** A client as the issue asks for it: a short command timeout and one retry, so outages surface fast. */
+/** A client with a short command timeout and one retry, so that outages surface fast. */
 function connect(url = server.url, options: RedisOptions = {}): Redis {
   const client = new Redis(url, { commandTimeout: COMMAND_TIMEOUT, maxRetriesPerRequest: 1, ...options });
   // connection errors are expected in the outage tests; they surface through the commands that fail

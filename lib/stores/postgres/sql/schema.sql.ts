@@ -27,14 +27,19 @@ CREATE TABLE IF NOT EXISTS ${tables.waiters} (
   reserved_until timestamptz,
   PRIMARY KEY (key, waiter)
 );
--- the permits of semaphores and readers-writer locks, one row each
+-- semaphores and readers-writer locks: one row per permit, and per place in the key's line of permit waiters
 CREATE TABLE IF NOT EXISTS ${tables.permits} (
   key text NOT NULL,
   token text NOT NULL,
+  -- the key's shape ('limit:<N>' or 'rw') and the permit's mode ('p' semaphore, 'r' reader, 'w' writer)
+  shape text NOT NULL,
+  mode text NOT NULL,
+  -- a place waits (true) or a permit is held (false); either ends at expires_at
+  waiting boolean NOT NULL,
   expires_at timestamptz NOT NULL,
-  -- the semaphore's limit, or 0 for a readers-writer lock
-  "limit" integer NOT NULL,
-  mode text,
+  -- a place's turn in the line, and until when a freed permit stays reserved for it
+  since timestamptz NOT NULL,
+  reserved_until timestamptz,
   holder text,
   fence bigint,
   PRIMARY KEY (key, token)
@@ -73,9 +78,12 @@ export function expectedColumns(tables: PostgresTables): ReadonlyArray<{
       columns: {
         key: 'text',
         token: 'text',
-        expires_at: 'timestamp with time zone',
-        limit: 'integer',
+        shape: 'text',
         mode: 'text',
+        waiting: 'boolean',
+        expires_at: 'timestamp with time zone',
+        since: 'timestamp with time zone',
+        reserved_until: 'timestamp with time zone',
         holder: 'text',
         fence: 'bigint',
       },

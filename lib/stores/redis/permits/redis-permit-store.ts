@@ -17,7 +17,8 @@ import { validateBoolean, validateInteger, validateKeyPrefix } from '../../../op
 import { closeClient } from '../close-client.js';
 import { isCluster, subscriberClient } from '../cluster-client.js';
 import { NotifiableWatch } from '../../shared/notifiable-watch.js';
-import { DEFAULT_HANDOFF_WINDOW, REDIS_CLIENT_OPTIONS } from '../redis-store-options.js';
+import { DEFAULT_HANDOFF_WINDOW } from '../../shared/handoff-window.js';
+import { REDIS_CLIENT_OPTIONS } from '../redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from '../release-subscriber.js';
 import { runScript, runScriptBatch } from '../script-runner.js';
 import { isWrongType, redisStoreError } from '../store-error.js';

@@ -62,12 +62,16 @@ elseif mutexTtl == -2 and not line.stopped then
   admitted = fits(limit, mode, count, writer)
 end
 if admitted then
+  -- the fence first: a counter that is not ours fails the grant before anything is written
+  local fence = 0
+  if fencing == '1' then
+    fence = nextFence(fenceKey)
+    if type(fence) == 'table' then return fence end
+  end
   if position then
     dropPlace(token)
     places[position].gone = true
   end
-  local fence = 0
-  if fencing == '1' then fence = nextFence() end
   redis.call('ZADD', permitsKey, text(now + ttl), token)
   local record = mode .. ':' .. text(fence) .. ':' .. holder
   if mode == 'w' then

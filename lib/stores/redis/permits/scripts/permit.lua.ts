@@ -8,7 +8,7 @@
  *   owner id of its waiter's process; then ':1' while its reservation is answered: a request came from that
  *   process after the reservation was made, see passOverGone)
  * 3 line: sorted set, token -> arrival number: the waiting places in order
- * 4 fence: the resource's fence counter, shared with its mutex leases (redis/scripts/grant.lua.ts)
+ * 4 fence: the resource's fence counter, shared with its mutex leases (../../scripts/fence.lua.ts)
  * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
  *   (see GUARD below)
  * 6 mutexLine: the mutex's line of waiting processes (owner ids), whose own channels hear the guard's end
@@ -260,15 +260,5 @@ local function keepAlive(places)
   redis.call('PEXPIREAT', infoKey, text(last))
   if top[2] then redis.call('PEXPIREAT', permitsKey, text(last)) end
   if waiting then redis.call('PEXPIREAT', lineKey, text(last)) end
-end
-
--- one above the counter and never below the server clock in microseconds: the mutex's rule (scripts.ts)
-local function nextFence()
-  local fence = redis.call('INCR', fenceKey)
-  if fence < nowUs then
-    fence = nowUs
-    redis.call('SET', fenceKey, text(fence))
-  end
-  return fence
 end
 `;

@@ -1,0 +1,4 @@
+import { redisKind } from '../support/stores.js';
+import { describeLeadership } from './leadership.contract.js';
+
+describeLeadership(redisKind);
