@@ -8,9 +8,9 @@ import {
   LockModule,
   LockNotAcquiredError,
   MemoryLockStore,
-  type LockStore,
 } from '../../lib/index.js';
 import { Redis } from 'ioredis';
+import type { LockStore } from '../../lib/store.js';
 import { createApp } from '../support/nest-app/create-app.js';
 import { redisKind, redlock3Kind, redlockServers, testRedisUrl, type StorePair } from '../support/stores.js';
 
