@@ -36,6 +36,25 @@ export async function request<T = unknown>(
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers };
 }
 
+/**
+ * `request`, sent again after each 409 as its `Retry-After` says (at most a second apart), as a client of a busy
+ * service would, until it gets another answer or `timeout` ms have passed.
+ */
+export async function requestServed<T = unknown>(
+  method: string,
+  url: string,
+  body?: unknown,
+  timeout = 60_000,
+): Promise<{ status: number; body: T; headers: Headers }> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const response = await request<T>(method, url, body);
+    if (response.status !== 409 || Date.now() > deadline) return response;
+    const retryAfter = Number(response.headers.get('retry-after') ?? 1);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, Math.max(10, retryAfter * 1000))));
+  }
+}
+
 /** Resolves once `check` resolves true, checking every 20 ms; fails after `timeout` ms. */
 export async function until(check: () => Promise<boolean>, timeout = 5000): Promise<void> {
   const deadline = Date.now() + timeout;
