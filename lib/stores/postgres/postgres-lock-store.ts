@@ -334,21 +334,15 @@ export class PostgresLockStore implements LockStore {
     key: string | undefined,
     work: (client: PostgresClientLike) => Promise<T>,
   ): Promise<T> {
-    return this.run(operation, key, async (pool) => {
-      const client = await pool.connect();
-      let failed: unknown;
+    return this.session(operation, key, async (client) => {
+      await client.query('BEGIN');
       try {
-        await client.query('BEGIN');
         const result = await work(client);
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        failed = error;
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
-      } finally {
-        // a connection that failed mid-transaction may be broken: the pool drops it
-        client.release(failed instanceof Error ? failed : undefined);
       }
     });
   }
