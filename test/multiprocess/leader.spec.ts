@@ -146,6 +146,8 @@ describe.each([redisStore(), etcdStore()])('instances campaigning for one leader
     await campaign(3);
     const first = await termAfter(0);
     const frozen = children[indexOf(first)];
+    // it records its entry before it prints it: wait for the line, so a late one is not read as after the thaw
+    await frozen.waitFor(`elected ${first.fence}\n`);
     const since = frozen.output().length;
     frozen.process.kill('SIGSTOP');
     const stoppedAt = Date.now();
