@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-server.js';
@@ -115,14 +115,18 @@ export async function startPostgresServer(settings: Record<string, string> = {})
     const proc = child;
     child = undefined;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    let killed: number[] = [];
     await new Promise<void>((resolve) => {
       proc.once('exit', () => resolve());
-      if (signal === 'SIGKILL') signalServer(proc, 'SIGKILL');
+      if (signal === 'SIGKILL') killed = signalServer(proc, 'SIGKILL');
       else {
         proc.kill(signal);
         signalServer(proc, 'SIGCONT');
       }
     });
+    // the postmaster's exit says nothing of its backends': one still attached to the shared memory would make
+    // the next start refuse the data directory ("pre-existing shared memory block is still in use")
+    await allExited(killed);
   };
 
   await launch();
@@ -149,13 +153,31 @@ export async function startPostgresServer(settings: Record<string, string> = {})
  * Signals the postmaster and each of its children: every backend runs in a session of its own (PostgreSQL
  * calls setsid), so no process group holds them all.
  */
-function signalServer(proc: ChildProcess, signal: NodeJS.Signals): void {
+function signalServer(proc: ChildProcess, signal: NodeJS.Signals): number[] {
   const children = spawnSync('pgrep', ['-P', String(proc.pid)], { encoding: 'utf8' }).stdout.split('\n');
-  for (const pid of [proc.pid, ...children.filter(Boolean).map(Number)]) {
+  const pids = [proc.pid!, ...children.filter(Boolean).map(Number)];
+  for (const pid of pids) {
     try {
-      process.kill(pid!, signal);
+      process.kill(pid, signal);
     } catch {
       // it exited meanwhile
     }
+  }
+  return pids;
+}
+
+/** Resolves once none of `pids` runs any more (gone, or a zombie: its memory is released either way). */
+async function allExited(pids: readonly number[], timeout = 10_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  const running = (pid: number): boolean => {
+    try {
+      return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  while (pids.some(running)) {
+    if (Date.now() > deadline) throw new Error(`postgres processes ${pids.filter(running).join(', ')} still run`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
