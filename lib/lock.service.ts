@@ -17,6 +17,8 @@ import type { CheckedModuleOptions } from './lock.module-options.js';
 import { registerService, unregisterService } from './lock-registry.js';
 import { LockTelemetry } from './telemetry/lock-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
+import type { LockList, LockListOptions, LockSummary } from './interfaces/lock-summary.interface.js';
+import { describeLock, listLocks } from './admin/lock-listing.js';
 
 /**
  * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect`,
@@ -66,6 +68,31 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     if (isMadeByModule(store)) this.storeWarning = options.storeWarning;
     this.verifyOnStartup = options.verifyOnStartup;
     this.telemetry = options.telemetry;
+  }
+
+  /**
+   * The locks held right now in this module's key space, one page at a time (bounded work per call): each
+   * key without the module's key prefix, its kind, its holders (label, host, pid, since when, remaining ttl,
+   * fence), how many wait, and a semaphore's limit or a readers-writer lock's mode; never a token. For the
+   * next page, pass the returned `cursor` back.
+   * @throws LockConfigurationError for a `limit` outside 1..1000, or a store that offers no listing
+   * @throws LockStoreError when the store fails
+   * @example
+   * ```ts
+   * const { locks } = await this.locks.list({ prefix: 'invoice:' });
+   * ```
+   */
+  list(options?: LockListOptions): Promise<LockList> {
+    return listLocks(this.store, options);
+  }
+
+  /**
+   * What holds `key` right now, as `list` shows each lock; `undefined` while it is free.
+   * @throws LockConfigurationError for a store that offers no listing
+   * @throws LockStoreError when the store fails
+   */
+  describe(key: string): Promise<LockSummary | undefined> {
+    return describeLock(this.store, key);
   }
 
   /** Checks the store and makes the service available to `@WithLock` methods. */
