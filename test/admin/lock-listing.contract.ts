@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LockManager } from '../../lib/core/lock-manager.js';
 import type { Lock } from '../../lib/core/lock.js';
 import { describeLock, listLocks } from '../../lib/admin/lock-listing.js';
+import { fingerprint, forceRelease } from '../../lib/admin/force-release.js';
+import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import type { LockSummary } from '../../lib/interfaces/lock-summary.interface.js';
 import type { StoreKind, StorePair } from '../support/stores.js';
@@ -21,6 +23,13 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
  * What `LockService.list` and `describe` show of a store's locks, read through a second view of the store (as an
  * operator's process would): the right kinds, holders, ttls and waiters, and never a token.
  */
+/** The reason a lock's signal aborted with, once it did. */
+function lossOf(lock: Lock): Promise<unknown> {
+  const { signal } = lock;
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+}
+
 export function describeListingContract(kind: StoreKind, options: { permits?: boolean } = {}): void {
   describe(`listing on ${kind.name}`, () => {
     let pair: StorePair;
@@ -118,6 +127,49 @@ export function describeListingContract(kind: StoreKind, options: { permits?: bo
       await lock.release();
       expect((await listLocks(pair.other)).locks).toEqual([]);
       expect(await describeLock(pair.other, 'gone')).toBeUndefined();
+    });
+    describe('a forced release', () => {
+      it('ends the lease, raises the fence above it and tells the holder it was revoked', async () => {
+        const lines: string[] = [];
+        const logger = { log: () => undefined, warn: (line: string) => lines.push(line), error: () => undefined };
+        const lock = await manager(pair.store).acquire('stuck', { ttl: 3000, fencing: true, autoRenew: true });
+        held.push(lock);
+        const lost = lossOf(lock);
+        const forced = await forceRelease(pair.other, 'stuck', { by: 'ops on call', logger, showKey: false });
+        expect(forced.ended).toBe(1);
+        expect(forced.fence).toBeGreaterThan(lock.fence as number);
+        expect(await describeLock(pair.other, 'stuck')).toBeUndefined();
+        const reason = await lost;
+        expect(reason).toBeInstanceOf(LockLostError);
+        expect((reason as LockLostError).reason).toBe('revoked');
+        const next = await manager(pair.other).acquire('stuck', { ttl: 3000, fencing: true });
+        held.push(next);
+        expect(next.fence).toBeGreaterThan(forced.fence);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain('ops on call');
+        expect(lines[0]).toContain(fingerprint('stuck'));
+        expect(lines[0]).not.toContain(lock.token);
+        expect(lines[0]).not.toContain('"stuck"');
+      });
+
+      (options.permits === false ? it.skip : it)('ends every permit of a semaphore, each holder told', async () => {
+        const first = await manager(pair.store).acquire('slots', { ttl: 3000, limit: 2, autoRenew: true });
+        const second = await manager(pair.other).acquire('slots', { ttl: 3000, limit: 2, autoRenew: true });
+        held.push(first, second);
+        const losses = [lossOf(first), lossOf(second)];
+        const forced = await forceRelease(pair.other, 'slots', { by: 'ops', showKey: true });
+        expect(forced.ended).toBe(2);
+        expect(await describeLock(pair.other, 'slots')).toBeUndefined();
+        for (const reason of await Promise.all(losses)) expect((reason as LockLostError).reason).toBe('revoked');
+      });
+
+      it('on a free key ends nothing and still raises the fence', async () => {
+        const forced = await forceRelease(pair.other, 'free', { by: 'ops', showKey: true });
+        expect(forced.ended).toBe(0);
+        const lock = await manager(pair.store).acquire('free', { ttl: 3000, fencing: true });
+        held.push(lock);
+        expect(lock.fence).toBeGreaterThan(forced.fence);
+      });
     });
   });
 }
