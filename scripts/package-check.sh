@@ -88,7 +88,7 @@ node -e "const { LockManager, MemoryLockStore } = require('nestjs-lock'); $locke
 node --input-type=module -e "import 'nestjs-lock/store';"
 node -e "require('nestjs-lock/store');"
 # pg is an optional peer loaded when a store is built: the helpers' entry must load without it
-id="const id = advisoryLockId('invoice:42'); if (id !== '-4811913311345373384') throw new Error(id);"
+id="const id = advisoryLockId('invoice:42'); if (id !== '8754635089011177105') throw new Error(id);"
 node --input-type=module -e "import { advisoryLockId } from 'nestjs-lock/postgres'; $id"
 node -e "const { advisoryLockId } = require('nestjs-lock/postgres'); $id"
 
