@@ -17,7 +17,8 @@ import { jainIndex, spread } from './support/stats.js';
 
 // `npm run bench:postgres`: the Redis bench's three headline scenarios on a PostgreSQL server it starts, for this
 // project's lease store, for its transaction-scoped advisory lock, for the `advisory-lock` package, and for this
-// project on Redis beside them. Writes bench/results-postgres.md.
+// project on Redis beside them. Writes bench/results-postgres.md, keeping its hand-written "Reading the numbers"
+// section (the profile behind the numbers) across reruns.
 
 const { values: flags } = parseArgs({
   options: {
@@ -34,6 +35,8 @@ const SLICE_MS = 500;
 const LOOPS = 64;
 const PROCESSES = 8;
 const REFERENCE = 'nestjs-lock on Postgres';
+/** The heading of the hand-written section of the results file that a rerun keeps. */
+const READING = '## Reading the numbers';
 
 /** A contender of this bench: a library, the server it runs on, and its row's name. */
 interface Contender {
@@ -191,6 +194,17 @@ function gitRevision(): string {
   }
 }
 
+/** The hand-written section of the last results file, from its heading to the end ('' when there is none). */
+function keptReading(file: string): string {
+  try {
+    const text = readFileSync(file, 'utf8');
+    const at = text.indexOf(READING);
+    return at < 0 ? '' : text.slice(at);
+  } catch {
+    return '';
+  }
+}
+
 async function serverVersion(url: string): Promise<string> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -253,6 +267,7 @@ async function main(): Promise<void> {
     '',
     tables.map((table) => renderTable(table, [REFERENCE])).join('\n\n'),
     '',
+    keptReading(flags.out as string),
   ].join('\n');
   writeFileSync(flags.out as string, document);
   console.log(`\nwrote ${flags.out}`);

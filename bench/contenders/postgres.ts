@@ -10,9 +10,9 @@ export const nestjsLockPostgres: Library = {
   roles: ALL_ROLES,
   kind: 'ours',
   waiting:
-    'local FIFO per key; across processes a line of waiters in a table: the release grants the lease to the first ' +
-    'in line in the same statement and NOTIFYs it (one LISTEN connection per store), so it starts without another ' +
-    'request',
+    'local FIFO per key; across processes a line of waiters in a table: the release reserves the key for the first ' +
+    'in line for the hand-off window and one NOTIFY wakes every waiting process (one LISTEN connection per store), ' +
+    'each of which asks again; only the first in line is granted',
   async open(url) {
     const manager = new LockManager({
       store: new PostgresLockStore({ connectionString: url }),
