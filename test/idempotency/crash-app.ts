@@ -1,5 +1,5 @@
-// One instance of a shop whose purchases are @Idempotent(), on the Redis at REDIS_URL with a lock ttl of
-// LOCK_TTL. Each run of the purchase pushes "<INSTANCE> run" to the Redis list LOG_KEY and prints "entered";
+// One instance of a shop whose purchases are @Idempotent(), locking on the Redis at REDIS_URL (or on the
+// PostgreSQL at POSTGRES_URL when it is set) with a lock ttl of LOCK_TTL. Each run of the purchase pushes "<INSTANCE> run" to the Redis list LOG_KEY and prints "entered";
 // with HANG=1 the purchase then never returns, so the test can SIGKILL the instance mid-handler. It prints
 // "listening <url>" once it serves.
 import 'reflect-metadata';
@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Idempotent, LockModule } from '../../lib/index.js';
 
 const { REDIS_URL, KEY_PREFIX, LOCK_TTL, INSTANCE, LOG_KEY, HANG } = process.env as Record<string, string>;
+const { POSTGRES_URL } = process.env;
 
 const log = new Redis(REDIS_URL);
 
@@ -29,7 +30,13 @@ class CrashShopController {
 }
 
 @Module({
-  imports: [LockModule.forRoot({ redis: REDIS_URL, keyPrefix: KEY_PREFIX, ttl: Number(LOCK_TTL) })],
+  imports: [
+    LockModule.forRoot({
+      ...(POSTGRES_URL ? { postgres: POSTGRES_URL } : { redis: REDIS_URL }),
+      keyPrefix: KEY_PREFIX,
+      ttl: Number(LOCK_TTL),
+    }),
+  ],
   controllers: [CrashShopController],
 })
 class CrashShopModule {}

@@ -1,4 +1,4 @@
-import { etcdResourceKeys, lineEntry } from './etcd-keys.js';
+import { etcdRecordKey, etcdResourceKeys, lineEntry } from './etcd-keys.js';
 
 const KEYS = ['a', 'a/', 'a/lock', 'ab', '1:a', 'a\u0000b', 'ключ:🔒', '', '/', 'line/x', 'k'.repeat(300)];
 
@@ -23,6 +23,13 @@ describe('etcdResourceKeys', () => {
     const keys = etcdResourceKeys('lock:', 'a');
     expect(within(lineEntry(keys, 'ffffffffffffffff'), keys.line, keys.lineEnd)).toBe(true);
     for (const part of [keys.lock, keys.holder, keys.fence]) expect(within(part, keys.line, keys.lineEnd)).toBe(false);
+  });
+
+  it("puts no response record inside a resource's room", () => {
+    for (const key of [...KEYS, 'record:a', 'record']) {
+      const room = etcdResourceKeys('lock:', key);
+      for (const record of KEYS) expect(within(etcdRecordKey('lock:', record), room.room, room.roomEnd)).toBe(false);
+    }
   });
 
   it('keeps two prefixes apart', () => {

@@ -34,6 +34,14 @@ export function etcdResourceKeys(prefix: string, key: string): EtcdResourceKeys 
   };
 }
 
+/**
+ * The etcd key of a response record (`<prefix>record:<key>`): a room starts with the byte length of its key, a
+ * digit, so no record key lies in any resource's room.
+ */
+export function etcdRecordKey(prefix: string, key: string): Buffer {
+  return Buffer.from(`${prefix}record:${key}`, 'utf8');
+}
+
 /** The key of `owner`'s place in a resource's line. */
 export function lineEntry(keys: EtcdResourceKeys, owner: string): Buffer {
   return Buffer.concat([keys.line, Buffer.from(owner, 'utf8')]);

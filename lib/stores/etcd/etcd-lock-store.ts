@@ -20,6 +20,7 @@ import { EtcdLeaseBook } from './etcd-lease-book.js';
 import { EtcdLeasePool } from './etcd-lease-pool.js';
 import { remainingLease } from './etcd-lease-remaining.js';
 import { EtcdLine } from './etcd-line.js';
+import { EtcdRecords } from './etcd-records.js';
 import { EtcdRefusals } from './etcd-refusals.js';
 import { EtcdReleaseWatcher } from './etcd-release-watcher.js';
 import { revokeLease } from './etcd-spare-lease.js';
@@ -49,8 +50,8 @@ const EXPIRY_LAG = 1000;
  */
 export class EtcdLockStore implements LockStore {
   /**
-   * Its ttl rules (leases of whole seconds, at least one; keeps that end within a window), and its line of
-   * waiting processes per resource; no permits yet.
+   * Its ttl rules (leases of whole seconds, at least one; keeps that end within a window), its line of
+   * waiting processes per resource, and the response records of idempotent requests; no permits yet.
    */
   readonly capabilities: LockStoreCapabilities = {
     limits: { minTtl: MIN_ETCD_TTL, keepWithin: (ms) => this.keepWithin(ms) },
@@ -58,10 +59,11 @@ export class EtcdLockStore implements LockStore {
       handOver: (key, token, next) => this.handOver(key, token, next),
       leaveLine: (key) => this.leaveLine(key),
     },
-    absent: {
-      permits: 'the etcd store has no semaphores or readers-writer locks yet',
-      records: 'the etcd store keeps no response records yet',
-    },
+    records: new EtcdRecords({
+      prefix: () => this.prefix,
+      run: (operation, key, command) => this.run(operation, key, command),
+    }),
+    absent: { permits: 'the etcd store has no semaphores or readers-writer locks yet' },
   };
   private readonly prefix: string;
   private readonly members: Promise<EtcdMembers>;

@@ -99,7 +99,7 @@ export class RedlockStore implements LockStore {
         records:
           'a response kept on independent nodes would need a quorum for every read and write, and a node that ' +
           'restarts empty could let a retried request run twice; use RedisLockStore (one Redis, Sentinel or ' +
-          'Cluster) or MemoryLockStore',
+          'Cluster), EtcdLockStore, PostgresLockStore or MemoryLockStore',
       },
     };
     this.acceptEvictionRisk = settings.acceptEvictionRisk;
