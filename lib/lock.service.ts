@@ -18,8 +18,8 @@ import { registerService, unregisterService } from './lock-registry.js';
 import { LockTelemetry } from './telemetry/lock-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
 import type { ForcedRelease, LockList, LockListOptions, LockSummary } from './interfaces/lock-summary.interface.js';
-import { describeLock, listLocks } from './admin/lock-listing.js';
-import { forceRelease } from './admin/force-release.js';
+import { describeLock, listLocks } from './listing/lock-listing.js';
+import { forceRelease } from './listing/force-release.js';
 
 /**
  * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect`,

@@ -28,6 +28,7 @@ const FRAMEWORK_NAMES = {
   '@nestjs/event-emitter': ['EventEmitterModule', 'OnEvent'],
   '@nestjs/terminus': ['HealthCheck', 'HealthCheckService', 'TerminusModule'],
   'nestjs-lock/terminus': ['LockHealthIndicator'],
+  'nestjs-lock/admin': ['LockAdminModule'],
   ioredis: ['Cluster', 'Redis'],
   etcd3: ['Etcd3'],
   rxjs: ['lastValueFrom'],
