@@ -89,14 +89,15 @@ const floorHolder: Holder = {
 const nestjsLockHolder: Holder = {
   name: 'nestjs-lock',
   renewal:
-    'LeaseRenewer: one timer, renews at ttl/3 (up to ttl/6 early to share batches), one EXTEND_MANY call per 500',
+    'LeaseRenewer: one timer, renews at ttl/3 (up to ttl/6 early to share batches), one EXTEND_MANY call per 500; ' +
+    'taken with wait: ttl, so a grant that came back after its validity on a busy machine is asked for again',
   async hold(url, count, ttl) {
     const { client, pipelines } = countedClient(url);
     const store = new RedisLockStore({ client, ownsClient: true });
     const manager = new LockManager({ store, ttl });
     await manager.verify();
     const locks: Lock[] = await Promise.all(
-      Array.from({ length: count }, (_, i) => manager.acquire(keyOf(i), { autoRenew: true })),
+      Array.from({ length: count }, (_, i) => manager.acquire(keyOf(i), { autoRenew: true, wait: ttl })),
     );
     return {
       pipelines,
