@@ -115,7 +115,7 @@ describe('LockModule', () => {
     await userClient.quit();
 
     const owned = await boot([LockModule.forRoot({ redis: testRedisUrl(), keyPrefix: uniquePrefix() })]);
-    const client = (owned.get(LockService).store as RedisLockStore).client as Redis;
+    const client = (owned.get(LockService).store as RedisLockStore).client as unknown as Redis;
     expect(client.status).toBe('ready');
     const ended = new Promise((resolve) => client.once('end', resolve));
     await owned.close();
@@ -127,7 +127,7 @@ describe('LockModule', () => {
     const keyPrefix = uniquePrefix();
     const app = await boot([LockModule.forRoot({ redis: testRedisUrl(), keyPrefix, drainTimeout: 0 })]);
     const locks = app.get(LockService);
-    const client = (locks.store as RedisLockStore).client as Redis;
+    const client = (locks.store as RedisLockStore).client as unknown as Redis;
     const ended = new Promise((resolve) => client.once('end', resolve));
     const lock = await locks.acquire('held-at-shutdown', { ttl: 60_000 });
     const admin = new Redis(testRedisUrl());

@@ -1,10 +1,12 @@
 import type { Redis, RedisOptions } from './ioredis-types.js';
+import type { NodeRedisClientLike } from './redis-client-like.interface.js';
 
 /**
- * One Redis node of a Redlock quorum: an ioredis client you own and close yourself, or a `redis://` /
+ * One Redis node of a Redlock quorum: a client you own and close yourself (ioredis, iovalkey or node-redis
+ * `createClient()`, connected or not), or a `redis://` /
  * `rediss://` URL or ioredis options the store connects with, owns and closes.
  */
-export type RedlockNode = Redis | string | RedisOptions;
+export type RedlockNode = Redis | NodeRedisClientLike | string | RedisOptions;
 
 /** Options of `RedlockStore`. */
 export interface RedlockStoreOptions {

@@ -5,7 +5,7 @@ import type { PermitStore } from '../../lib/interfaces/permit-store.interface.js
 import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { MemoryPermitStore } from '../../lib/stores/memory/memory-permit-store.js';
 import { RedisPermitStore } from '../../lib/stores/redis/permits/redis-permit-store.js';
-import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { RedisLockStore, type RedisLockStoreOptions } from '../../lib/stores/redis/redis.store.js';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { PostgresLockStore } from '../../lib/stores/postgres/postgres-lock-store.js';
 import { postgresTables } from '../../lib/stores/postgres/postgres-tables.js';
@@ -79,10 +79,13 @@ export const memoryPermitKind: PermitStoreKind = {
   },
 };
 
+/** A client a Redis store takes (ioredis, iovalkey, node-redis). */
+type RedisClientOf = RedisLockStoreOptions['client'];
+
 /** Two permit stores and a mutex store on one prefix, each owning one of `clients`; `admin` counts. */
-function redisPermitPair(
+export function redisPermitPair(
   keyPrefix: string,
-  clients: [Redis | Cluster, Redis | Cluster, Redis | Cluster, Redis | Cluster],
+  clients: [RedisClientOf, RedisClientOf, RedisClientOf, Redis | Cluster],
   space: PermitSpace,
   options: PermitPairOptions,
 ): PermitStorePair {

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 
 /**
  * Quits politely when connected; a client still (re)connecting is cut, or quit() would wait for it.
@@ -6,7 +6,7 @@ import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
  * client with `failoverDetector` is cut too: quit() leaves the detector's own Sentinel connections open
  * (ioredis issue 1362), and they would keep the process alive.
  */
-export async function closeClient(client: Redis | Cluster): Promise<void> {
+export async function closeClient(client: RedisClientPort): Promise<void> {
   if (client.status === 'end') return;
   if (client.status !== 'ready' || hasFailoverDetector(client)) {
     client.disconnect();
@@ -15,7 +15,7 @@ export async function closeClient(client: Redis | Cluster): Promise<void> {
   await client.quit().catch(() => client.disconnect());
 }
 
-function hasFailoverDetector(client: Redis | Cluster): boolean {
+function hasFailoverDetector(client: RedisClientPort): boolean {
   const options = client.options as { sentinels?: unknown; failoverDetector?: boolean };
   return options.sentinels !== undefined && options.failoverDetector === true;
 }

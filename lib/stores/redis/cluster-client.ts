@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort, RedisClusterPort } from './client/redis-client-port.js';
 import { raceDeadline } from '../../utils/deadline.js';
 import { keySlot } from '../../utils/key-slot.js';
 import { errorMessage, redisStoreError } from './store-error.js';
@@ -7,12 +7,12 @@ import { errorMessage, redisStoreError } from './store-error.js';
 const CLUSTER_READY_TIMEOUT = 10_000;
 
 /** Whether the client is an ioredis `Cluster` (every command then routes by its keys' hash slot). */
-export function isCluster(client: Redis | Cluster): client is Cluster {
+export function isCluster(client: RedisClientPort): client is RedisClusterPort {
   return (client as { isCluster?: boolean }).isCluster === true;
 }
 
 /** The client's `commandTimeout` in ms, when it has one (a Cluster's is in its `redisOptions`). */
-export function commandTimeoutOf(client: Redis | Cluster): number | undefined {
+export function commandTimeoutOf(client: RedisClientPort): number | undefined {
   const options = isCluster(client) ? client.options.redisOptions : client.options;
   return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
 }
@@ -22,7 +22,7 @@ export function commandTimeoutOf(client: Redis | Cluster): number | undefined {
  * master of the channel's slot only with `shardedSubscribers` (one connection per master); without it every
  * SSUBSCRIBE goes to one random node and fails with MOVED for two slots in three.
  */
-export function subscriberClient(client: Redis | Cluster): Redis | Cluster {
+export function subscriberClient(client: RedisClientPort): RedisClientPort {
   return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
 }
 
@@ -30,7 +30,7 @@ export function subscriberClient(client: Redis | Cluster): Redis | Cluster {
  * The masters of a Cluster once the client knows them; a client that never connects fails in bounded time.
  * @throws LockStoreError saying the Cluster is unreachable, with the client's last error, or knows no master
  */
-export async function clusterMasters(cluster: Cluster): Promise<Redis[]> {
+export async function clusterMasters(cluster: RedisClusterPort): Promise<RedisClientPort[]> {
   let lastError: unknown;
   // the client reports why it cannot connect only through 'error' events (e.g. a server without cluster mode)
   const onError = (error: unknown): void => {
@@ -61,7 +61,7 @@ export async function clusterMasters(cluster: Cluster): Promise<Redis[]> {
 }
 
 /** Indexes of `keys` grouped by the node that serves their slot (all in one group on a single server). */
-export function groupByNode(client: Redis | Cluster, keys: readonly string[]): number[][] {
+export function groupByNode(client: RedisClientPort, keys: readonly string[]): number[][] {
   if (!isCluster(client)) return [keys.map((_key, index) => index)];
   const slots = client.slots;
   const groups = new Map<string, number[]>();

@@ -1,10 +1,10 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import { describeFailureKind, failureKind, isNetworkError } from '../../utils/failure-kind.js';
 import { commandTimeoutOf, isCluster } from './cluster-client.js';
 import { labelOfServer } from './node-label.js';
 
 /** The watch on each client that has one: every store on that client (its permits too) tells failures by it. */
-const watches = new WeakMap<Redis | Cluster, ConnectionWatch>();
+const watches = new WeakMap<RedisClientPort, ConnectionWatch>();
 
 /**
  * The last connection error a client reported while watched. ioredis tells why it cannot connect
@@ -21,7 +21,7 @@ export class ConnectionWatch {
     this.lastError = undefined;
   };
 
-  constructor(private readonly client: Redis | Cluster) {
+  constructor(private readonly client: RedisClientPort) {
     client.on('error', this.onError);
     client.on('ready', this.onReady);
     watches.set(client, this);
@@ -78,7 +78,7 @@ export interface UnreachableServer {
  * watch, when a store that owns it keeps one), instead of the client's own text ("Reached the max retries per
  * request limit", which names neither); `undefined` for any other failure, which its own message describes.
  */
-export function unreachableServer(client: Redis | Cluster, error: unknown): UnreachableServer | undefined {
+export function unreachableServer(client: RedisClientPort, error: unknown): UnreachableServer | undefined {
   const cause = watches.get(client)?.causeOf(error) ?? error;
   const why = describeConnectionFailure(cause, commandTimeoutOf(client));
   if (why === undefined) return undefined;

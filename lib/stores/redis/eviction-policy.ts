@@ -1,4 +1,4 @@
-import type { Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 
 /** What one server's memory settings mean for the leases it keeps. */
@@ -14,7 +14,7 @@ export type EvictionCheck =
  * (an ACL without it, a managed service that renames or disables CONFIG) or fails makes the server `unchecked`.
  * @param node how messages name the server (`host:port`)
  */
-export async function checkEviction(client: Pick<Redis, 'config'>, node: string): Promise<EvictionCheck> {
+export async function checkEviction(client: Pick<RedisClientPort, 'config'>, node: string): Promise<EvictionCheck> {
   let reply: unknown;
   try {
     // a pattern, not two names: CONFIG GET takes a single parameter before Redis 7

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import { runScript, type ScriptCall } from './script-runner.js';
 import { EXTEND_MANY } from './scripts/extend-many.script.js';
 
@@ -9,7 +9,7 @@ import { EXTEND_MANY } from './scripts/extend-many.script.js';
  * Answers like `runScriptBatch(client, EXTEND, calls)`: per call 1 or 0, or the error of that call.
  * @throws what the script run meets as a whole (connection, timeout, permission)
  */
-export async function extendOnOneServer(client: Redis | Cluster, calls: readonly ScriptCall[]): Promise<unknown[]> {
+export async function extendOnOneServer(client: RedisClientPort, calls: readonly ScriptCall[]): Promise<unknown[]> {
   const keys = calls.map((call) => call.keys[0]);
   const args = calls.flatMap((call) => call.args);
   const replies = (await runScript(client, EXTEND_MANY, keys, args)) as number[];

@@ -1,4 +1,5 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
+import { isOne } from './client/reply.js';
 import type { LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
 import { clusterMasters, isCluster } from './cluster-client.js';
 import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
@@ -31,7 +32,7 @@ export interface RedisVerifyOptions {
  * @throws LockStoreError naming the missing permission or the node that does not answer
  */
 export async function verifyRedis(
-  client: Redis | Cluster,
+  client: RedisClientPort,
   options: RedisVerifyOptions,
 ): Promise<LockStoreVerification> {
   const checks: EvictionCheck[] = [];
@@ -59,14 +60,14 @@ export async function verifyRedis(
  * each, and loads the missing ones again, so the next lock operation needs no resend.
  * @throws LockStoreError when a server does not answer or may not load scripts
  */
-export async function redisHealth(client: Redis | Cluster): Promise<LockStoreHealth> {
+export async function redisHealth(client: RedisClientPort): Promise<LockStoreHealth> {
   const nodes = isCluster(client) ? client.nodes('master') : [client];
   let reloaded = 0;
   try {
     for (const node of nodes) {
       const cached = (await node.script('EXISTS', ...STORE_SCRIPTS.map((script) => script.sha))) as number[];
       for (const [index, script] of STORE_SCRIPTS.entries()) {
-        if (cached[index] === 1) continue;
+        if (isOne(cached[index])) continue;
         await node.script('LOAD', script.lua);
         reloaded++;
       }
@@ -85,7 +86,7 @@ export async function redisHealth(client: Redis | Cluster): Promise<LockStoreHea
  * credentials) and why (`ECONNREFUSED`, a timeout, `NOAUTH`, `WRONGPASS`), which ioredis reports only
  * through its `error` events.
  */
-async function verifyServer(client: Redis, watched: ConnectionWatch | undefined): Promise<void> {
+async function verifyServer(client: RedisClientPort, watched: ConnectionWatch | undefined): Promise<void> {
   // on a client of yours, listen only while checking: a listener of ours would silence ioredis' own warning
   const connection = watched ?? new ConnectionWatch(client);
   try {
@@ -96,7 +97,7 @@ async function verifyServer(client: Redis, watched: ConnectionWatch | undefined)
 }
 
 /** Loads every script on `node`; `where` names it in messages, `connection` tells why it cannot be reached. */
-async function loadScripts(node: Redis, where: string, connection?: ConnectionWatch): Promise<void> {
+async function loadScripts(node: RedisClientPort, where: string, connection?: ConnectionWatch): Promise<void> {
   for (const script of STORE_SCRIPTS) {
     try {
       await node.script('LOAD', script.lua);

@@ -1,4 +1,3 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
 import type {
   LockListing,
   LockListingPage,
@@ -7,6 +6,7 @@ import type {
   LockRevoking,
 } from '../../interfaces/lock-listing.interface.js';
 import { isCluster } from './cluster-client.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import { escapeKey, resourceKeys, unescapeKey } from './resource-keys.js';
 import { permitKeys } from './permits/permit-keys.js';
 import { runScript } from './script-runner.js';
@@ -22,7 +22,7 @@ const REVOKED_KEPT_FOR = 60_000;
 
 /** What the listing needs of its `RedisLockStore`. */
 export interface RedisListingOptions {
-  readonly client: Redis | Cluster;
+  readonly client: RedisClientPort;
   readonly keyPrefix: string;
   /** 'PUBLISH', 'SPUBLISH' or '' (release notices off). */
   readonly publish: string;

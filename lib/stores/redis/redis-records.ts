@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
 import { unreachableServer } from './connection-failure.js';
 import { redisStoreError } from './store-error.js';
@@ -9,7 +9,7 @@ import { redisStoreError } from './store-error.js';
  */
 export class RedisRecords implements ResponseRecords {
   constructor(
-    private readonly client: Redis | Cluster,
+    private readonly client: RedisClientPort,
     private readonly prefix: string,
   ) {}
 

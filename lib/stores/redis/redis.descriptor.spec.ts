@@ -12,7 +12,7 @@ describe('createStore with redis: { cluster, options }', () => {
     const created = await build({
       redis: { cluster: [{ host: '127.0.0.1', port: 7000 }], options: { lazyConnect: true } },
     });
-    const client = (created.store as RedisLockStore).client as Cluster;
+    const client = (created.store as RedisLockStore).client as unknown as Cluster;
     expect(created).toMatchObject({ owned: true });
     expect(client.isCluster).toBe(true);
     expect(client.options.redisOptions).toMatchObject({ commandTimeout: 2000, maxRetriesPerRequest: 1 });
@@ -24,7 +24,7 @@ describe('createStore with redis: { cluster, options }', () => {
     const created = await build({
       redis: { cluster: [7000], options: { lazyConnect: true, redisOptions: { commandTimeout: 500, password: 'pw' } } },
     });
-    const client = (created.store as RedisLockStore).client as Cluster;
+    const client = (created.store as RedisLockStore).client as unknown as Cluster;
     expect(client.options.redisOptions).toMatchObject({ commandTimeout: 500, password: 'pw', maxRetriesPerRequest: 1 });
     await created.store.close();
   });
@@ -52,7 +52,7 @@ describe('createStore with redis: { sentinels, name }', () => {
 
   it('creates a Sentinel client it owns that leaves a master as soon as a Sentinel announces a failover', async () => {
     const created = await build({ redis: { sentinels, name: 'locks' } });
-    const client = (created.store as RedisLockStore).client as Redis;
+    const client = (created.store as RedisLockStore).client as unknown as Redis;
     expect(created).toMatchObject({ owned: true });
     expect(client.options).toMatchObject({ failoverDetector: true, commandTimeout: 2000, maxRetriesPerRequest: 1 });
     await created.store.close();
@@ -61,14 +61,14 @@ describe('createStore with redis: { sentinels, name }', () => {
 
   it("keeps the user's own choice of failover detector and timeouts", async () => {
     const created = await build({ redis: { sentinels, name: 'locks', failoverDetector: false, commandTimeout: 500 } });
-    const client = (created.store as RedisLockStore).client as Redis;
+    const client = (created.store as RedisLockStore).client as unknown as Redis;
     expect(client.options).toMatchObject({ failoverDetector: false, commandTimeout: 500 });
     await created.store.close();
   });
 
   it('leaves the failover detector off for a client that is not a Sentinel client', async () => {
     const created = await build({ redis: { host: '127.0.0.1', port: 1 } });
-    expect(((created.store as RedisLockStore).client as Redis).options.failoverDetector).toBe(false);
+    expect(((created.store as RedisLockStore).client as unknown as Redis).options.failoverDetector).toBe(false);
     await created.store.close();
   });
 });

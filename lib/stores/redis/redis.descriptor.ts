@@ -1,4 +1,7 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
+import { checkClientShape } from './client/client-port.js';
+import { clientShape } from './client/client-shape.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockModuleOptions, RedisClusterConfig } from '../../interfaces/lock-module-options.interface.js';
 import type { CreatedStore, StoreFamily } from '../../interfaces/store-family.interface.js';
@@ -8,11 +11,11 @@ import { redactUrl } from '../../utils/redact.js';
 import { commandTimeoutOf } from './cluster-client.js';
 import { loadIoredis } from './load-ioredis.js';
 import { RedisLockStore } from './redis.store.js';
-import { checkRedisStoreOptions, type RedisStoreSettings } from './redis-store-options.js';
+import { checkRedisStoreOptions, type RedisLockStoreOptions, type RedisStoreSettings } from './redis-store-options.js';
 
 /** A Redis store the module creates from its `redis` option: where its client comes from, and its settings. */
 export type RedisStorePlan =
-  | { readonly kind: 'client'; readonly client: Redis | Cluster; readonly settings: RedisStoreSettings }
+  | { readonly kind: 'client'; readonly client: RedisLockStoreOptions['client']; readonly settings: RedisStoreSettings }
   | { readonly kind: 'url'; readonly url: string; readonly settings: RedisStoreSettings }
   | { readonly kind: 'options'; readonly options: RedisOptions; readonly settings: RedisStoreSettings }
   | {
@@ -54,7 +57,7 @@ const CLUSTER_CONFIG_OPTIONS: OptionsKind = {
  */
 export const redisFamily = {
   option: 'redis',
-  expects: 'a redis:// URL, an ioredis client, ioredis options or { cluster, options }',
+  expects: 'a redis:// URL, an ioredis, iovalkey or node-redis client, ioredis options or { cluster, options }',
   misplaced: {
     url: 'a connection URL goes in "redis": { redis: "redis://host:6379" }',
     host: 'a server goes in "redis": { redis: { host, port } }',
@@ -74,10 +77,19 @@ export const redisFamily = {
  * @param shared the module options that shape the store
  * @throws LockConfigurationError naming the part of `redis` that cannot work
  */
-function planRedis(redis: LockModuleOptions['redis'], shared: SharedStoreOptions): RedisStorePlan {
-  if (isClient(redis)) {
-    return { kind: 'client', client: redis, settings: checkRedisStoreOptions(shared, commandTimeoutOf(redis)) };
+function planRedis(given: LockModuleOptions['redis'], shared: SharedStoreOptions): RedisStorePlan {
+  if (clientShape(given) !== 'not a client') {
+    const redis = given;
+    // a node-redis client says no command timeout of its own; an ioredis one is a port as it is
+    const timeout =
+      checkClientShape(redis, 'redis') === 'ioredis' ? commandTimeoutOf(redis as RedisClientPort) : undefined;
+    return {
+      kind: 'client',
+      client: redis as RedisLockStoreOptions['client'],
+      settings: checkRedisStoreOptions(shared, timeout),
+    };
   }
+  const redis = given as string | RedisOptions | RedisClusterConfig | undefined;
   if (typeof redis === 'string') {
     if (!/^rediss?:\/\//.test(redis)) {
       throw new LockConfigurationError('redis', redactUrl(redis), 'expected a redis:// or rediss:// URL');
@@ -92,7 +104,7 @@ function planRedis(redis: LockModuleOptions['redis'], shared: SharedStoreOptions
     throw new LockConfigurationError(
       'redis',
       redis,
-      'expected an ioredis client, a redis:// URL, ioredis options or { cluster: [nodes] }',
+      'expected an ioredis, iovalkey or node-redis client, a redis:// URL, ioredis options or { cluster: [nodes] }',
     );
   }
   if ('cluster' in redis) {
@@ -152,8 +164,4 @@ function owned(client: Redis | Cluster, settings: RedisStoreSettings): CreatedSt
   // them), never as unhandled 'error' events, even one emitted after the store closed
   client.on('error', () => undefined);
   return { store: new RedisLockStore({ client, ...settings, ownsClient: true }), owned: true };
-}
-
-function isClient(value: unknown): value is Redis | Cluster {
-  return typeof value === 'object' && value !== null && typeof (value as Redis).evalsha === 'function';
 }

@@ -1,6 +1,6 @@
 import { newOwnerId } from '../../utils/owner-id.js';
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
-import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
+import { isOne } from './client/reply.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type {
   AcquireRequest,
@@ -12,6 +12,7 @@ import type {
 import type { LockStore, LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
 import type { LeaseLimits } from '../../interfaces/lease-limits.interface.js';
 import { resourceKeys, type ResourceKeys } from './resource-keys.js';
+import { toClientPort } from './client/client-port.js';
 import { closeClient } from './close-client.js';
 import { commandTimeoutOf, groupByNode, isCluster, subscriberClient } from './cluster-client.js';
 import { ConnectionWatch, unreachableServer } from './connection-failure.js';
@@ -49,7 +50,8 @@ const RECENT_KEYS = 4096;
  * replica-confirmation.ts.
  */
 export class RedisLockStore implements LockStore {
-  readonly client: Redis | Cluster;
+  /** The store's port on its client: an ioredis or iovalkey client itself, a node-redis client's adapter. */
+  readonly client: RedisClientPort;
   /** How long a contended release reserves the key for the process first in line, in ms. */
   private readonly handoffWindow: number;
   /**
@@ -88,10 +90,7 @@ export class RedisLockStore implements LockStore {
 
   /** @throws LockConfigurationError when an option is invalid or has an unknown name */
   constructor(private readonly options: RedisLockStoreOptions) {
-    if (!options?.client || typeof options.client.evalsha !== 'function') {
-      throw new LockConfigurationError('client', options?.client, 'expected an ioredis Redis or Cluster instance');
-    }
-    this.client = options.client;
+    this.client = toClientPort(options?.client, 'client', options?.ownsClient === true);
     const settings = checkRedisStoreOptions(options, commandTimeoutOf(this.client));
     this.prefix = settings.keyPrefix;
     this.handoffWindow = settings.handoffWindow;
@@ -180,7 +179,7 @@ export class RedisLockStore implements LockStore {
       runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line, keys.offers], args),
     );
     const [granted, value] = reply as [number, number];
-    if (granted !== 1) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    if (!isOne(granted)) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
     // granted at the first ask: the key is free again, and its next first ask may be a plain SET NX
     if (firstAsk) this.refusedLately.delete(request.key);
     if (offer !== undefined) this.line?.spent(request.key, request.token);
@@ -211,13 +210,13 @@ export class RedisLockStore implements LockStore {
         evalAfterNoScript(this.client, RELEASE, { keys: scriptKeys, args, error }),
       );
     }
-    return reply === 1;
+    return isOne(reply);
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const keys = this.keysOf(key);
     const reply = await this.run('extend', key, keys, () => runScript(this.client, EXTEND, [keys.lock], [token, ttl]));
-    if (reply !== 1 || !this.replicaAck) return reply === 1;
+    if (!isOne(reply) || !this.replicaAck) return isOne(reply);
     const [outcome] = await this.replicas.confirmRenewals([{ key, token, ttl }], this.replicaAck);
     if (outcome instanceof Error) throw outcome;
     return outcome;
@@ -317,7 +316,7 @@ export class RedisLockStore implements LockStore {
       replies.map(async (reply, index) =>
         reply instanceof Error
           ? this.failure('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
-          : reply === 1,
+          : isOne(reply),
       ),
     );
     const extended = renewals.filter((_renewal, index) => outcomes[index] === true);

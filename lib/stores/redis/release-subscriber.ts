@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort, RedisClusterPort } from './client/redis-client-port.js';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import { readNotice } from './line/line-protocol.js';
 
-type Client = Redis | Cluster;
+type Client = RedisClientPort;
 
 /** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
 export const SUBSCRIPTION_LINGER = 2000;
@@ -24,7 +24,7 @@ interface Channel {
 
 /** How a {@link ReleaseSubscriber} listens, and how it reads the notices it hears (line/line-protocol.ts). */
 export interface ReleaseSubscriberOptions {
-  /** Use SSUBSCRIBE (Redis Cluster 7+) instead of SUBSCRIBE. @default false */
+  /** Use SSUBSCRIBE (RedisClientPort Cluster 7+) instead of SUBSCRIBE. @default false */
   readonly sharded?: boolean;
   /**
    * The store's owner id: a notice that names another owner (the key is reserved for that process, first in
@@ -60,7 +60,7 @@ export class ReleaseSubscriber {
   private connection?: Client;
   private readonly channels = new Map<string, Channel>();
   private everReady = false;
-  /** Which master served each slot when the subscriptions were last known to be in place (Cluster only). */
+  /** Which master served each slot when the subscriptions were last known to be in place (RedisClientPort only). */
   private topology?: string;
 
   private readonly sharded: boolean;
@@ -235,8 +235,8 @@ export class ReleaseSubscriber {
 
 /** A compact description of which master serves which slots, to tell a topology change from a retry. */
 function topologyOf(connection: Client): string | undefined {
-  const slots = (connection as Cluster).slots;
-  if (!Array.isArray(slots)) return undefined;
+  const slots = (connection as Partial<RedisClusterPort>).slots;
+  if (slots === undefined) return undefined;
   let topology = '';
   let previous: string | undefined;
   for (let slot = 0; slot < slots.length; slot++) {

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import { readStoredLease } from './lease-value.js';
 import { pipelineValues } from './store-error.js';
 
@@ -20,7 +20,7 @@ export interface ReplicaAckOutcome {
  * there any more was lost between the write and the WAIT (a failover), whatever WAIT says.
  */
 export async function awaitReplicas(
-  client: Redis | Cluster,
+  client: RedisClientPort,
   ack: ReplicaAck,
   locks: readonly string[],
 ): Promise<ReplicaAckOutcome> {

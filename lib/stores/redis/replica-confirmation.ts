@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
 import type { AcquireRequest, LeaseRenewal } from '../../interfaces/lease.interface.js';
 import { awaitReplicas, type ReplicaAck, type ReplicaAckOutcome } from './replica-ack.js';
@@ -7,7 +7,7 @@ import { errorMessage, redisStoreError } from './store-error.js';
 
 /** What a {@link ReplicaConfirmation} needs of its store. */
 export interface ConfirmingStore {
-  client(): Redis | Cluster;
+  client(): RedisClientPort;
   /** Takes a grant back, token-checked. */
   release(key: string, token: string): Promise<boolean>;
   /** The store's LockStoreError for a failed operation on `key`. */

@@ -1,7 +1,7 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import type { LuaScript } from './scripts/lua-script.js';
 
-type Client = Redis | Cluster;
+type Client = RedisClientPort;
 type Reply = unknown;
 
 function isNoScript(error: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from './client/redis-client-port.js';
 import { quoted } from '../../utils/printable.js';
 import type { ResourceKeys } from './resource-keys.js';
 
@@ -39,12 +39,12 @@ export interface WrongTypeDetails {
 
 /**
  * Which key of the resource holds another type of value than the one the store keeps there, asked with
- * `TYPE` (Redis does not say which key a WRONGTYPE is about), for a message that names exactly that key
+ * `TYPE` (RedisClientPort does not say which key a WRONGTYPE is about), for a message that names exactly that key
  * (`keyedDetail`), or its role where the resolved key may not be shown (`detail`).
  * @param operation the one that met the WRONGTYPE, as its LockStoreError names it
  */
 export async function describeWrongType(
-  client: Redis | Cluster,
+  client: RedisClientPort,
   operation: string,
   keys: ResourceKeys,
 ): Promise<WrongTypeDetails> {

@@ -1,4 +1,4 @@
-import type { Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from '../redis/client/redis-client-port.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import { describeConnectionFailure } from '../redis/connection-failure.js';
 import { NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';
@@ -33,7 +33,7 @@ export class QuorumNodes {
   }
 
   /** The client of each node, by index: only once `connected` resolved (every round waits for it). */
-  clients(): Redis[] {
+  clients(): RedisClientPort[] {
     return (this.nodes as ConnectedNode[]).map((node) => node.client);
   }
 
@@ -42,7 +42,7 @@ export class QuorumNodes {
    * @param timeout how long to wait for each node, in ms: the store's per-node timeout unless said otherwise
    */
   async round<T>(
-    send: (client: Redis, index: number) => Promise<T>,
+    send: (client: RedisClientPort, index: number) => Promise<T>,
     decided?: (replies: readonly NodeReply<T>[]) => boolean,
     timeout = this.timeout,
   ): Promise<NodeReply<T>[]> {

@@ -1,4 +1,7 @@
-import type { Redis, RedisOptions } from '../../interfaces/ioredis-types.js';
+import type { RedisOptions } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from '../redis/client/redis-client-port.js';
+import { checkClientShape, SUPPORTED_CLIENTS, toClientPort } from '../redis/client/client-port.js';
+import { clientShape } from '../redis/client/client-shape.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { ConnectionWatch } from '../redis/connection-failure.js';
 import { loadIoredis } from '../redis/load-ioredis.js';
@@ -9,7 +12,7 @@ export type { RedlockNode } from '../../interfaces/redlock-store-options.interfa
 
 /** A node checked and connected: its client, a label for messages, and whether the store must close it. */
 export interface ConnectedNode {
-  readonly client: Redis;
+  readonly client: RedisClientPort;
   readonly label: string;
   readonly owned: boolean;
   /**
@@ -21,7 +24,7 @@ export interface ConnectedNode {
 
 /** A node that passed the checks, not yet connected. */
 export type CheckedNode =
-  | { readonly kind: 'client'; readonly client: Redis; readonly label: string }
+  | { readonly kind: 'client'; readonly client: RedisClientPort; readonly label: string }
   | { readonly kind: 'url'; readonly url: string; readonly label: string }
   | { readonly kind: 'options'; readonly options: RedisOptions; readonly label: string };
 
@@ -84,8 +87,14 @@ export async function connectNodes(nodes: readonly CheckedNode[]): Promise<Conne
       node.kind === 'url' ? new Client(node.url, OWNED_DEFAULTS) : new Client({ ...OWNED_DEFAULTS, ...node.options });
     // else ioredis prints every failed reconnect to a dead node; failures reach us through our commands,
     // and the last one explains a command that gave up
-    const connection = new ConnectionWatch(client);
-    return { client, label: node.label, owned: true, connectionError: (error) => connection.causeOf(error) };
+    const port = toClientPort(client, 'nodes');
+    const connection = new ConnectionWatch(port);
+    return {
+      client: port,
+      label: node.label,
+      owned: true,
+      connectionError: (error) => connection.causeOf(error),
+    };
   });
 }
 
@@ -93,7 +102,7 @@ export async function connectNodes(nodes: readonly CheckedNode[]): Promise<Conne
 export type ServerIdentity = { readonly runId: string } | { readonly unidentified: string };
 
 /** Reads the `run_id` a server picked at its start, which no two running servers share. Never throws. */
-export async function identifyServer(client: Pick<Redis, 'info'>): Promise<ServerIdentity> {
+export async function identifyServer(client: Pick<RedisClientPort, 'info'>): Promise<ServerIdentity> {
   try {
     const runId = /^run_id:(\S+)/m.exec(await client.info('server'))?.[1];
     return runId ? { runId } : { unidentified: 'its INFO server has no run_id' };
@@ -175,9 +184,10 @@ function checkNode(node: unknown, index: number): CheckedNode {
   const option = `nodes[${index}]`;
   if (typeof node === 'string') return { kind: 'url', url: node, label: labelOfUrl(option, node) };
   if (typeof node !== 'object' || node === null) {
-    throw new LockConfigurationError(option, node, 'expected an ioredis client, a redis:// URL or ioredis options');
+    throw new LockConfigurationError(option, node, 'expected a Redis client, a redis:// URL or ioredis options');
   }
-  if ((node as { isCluster?: unknown }).isCluster === true) {
+  const shape = clientShape(node);
+  if ((node as { isCluster?: unknown }).isCluster === true || (shape === 'node-redis' && 'masters' in node)) {
     throw new LockConfigurationError(
       option,
       node,
@@ -185,10 +195,11 @@ function checkNode(node: unknown, index: number): CheckedNode {
         '(use RedisLockStore for a Cluster)',
     );
   }
-  if (typeof (node as { evalsha?: unknown }).evalsha === 'function') {
-    const client = node as Redis;
-    if (typeof client.duplicate !== 'function' || typeof client.options !== 'object') {
-      throw new LockConfigurationError(option, node, 'expected an ioredis Redis client');
+  if (shape !== 'not a client') {
+    checkClientShape(node, option);
+    const client = toClientPort(node, option);
+    if (typeof client.duplicate !== 'function') {
+      throw new LockConfigurationError(option, node, `expected ${SUPPORTED_CLIENTS}`);
     }
     return { kind: 'client', client, label: labelOfOptions(client.options) };
   }

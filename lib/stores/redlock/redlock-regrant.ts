@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Redis } from '../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from '../redis/client/redis-client-port.js';
 import type { ResourceKeys } from '../redis/resource-keys.js';
 import { readStoredLease } from '../redis/lease-value.js';
 import { sendToAll } from './quorum-round.js';
@@ -46,7 +46,7 @@ export interface LostCopies {
  * @param timeout how long to wait for each node, in ms
  */
 export async function regrantLostCopies(
-  clients: readonly Redis[],
+  clients: readonly RedisClientPort[],
   timeout: number,
   leases: readonly LostCopies[],
 ): Promise<void> {
@@ -76,7 +76,7 @@ export async function regrantLostCopies(
 
 /** The holder record of each lease ('' when it was granted without one), read with one MGET per source node. */
 async function holderRecords(
-  clients: readonly Redis[],
+  clients: readonly RedisClientPort[],
   timeout: number,
   leases: readonly LostCopies[],
 ): Promise<Map<LostCopies, string>> {

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { isOne } from '../redis/client/reply.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import type { LeaseRenewal } from '../../interfaces/lease.interface.js';
 import { extendOnOneServer } from '../redis/extend-on-one-server.js';
@@ -68,7 +69,7 @@ export async function renewOnQuorum(
 
 /** EXTEND's answer for a lease it extended. */
 function isExtended(reply: unknown): boolean {
-  return reply === 1;
+  return isOne(reply);
 }
 
 /** EXTEND's answer for a key that holds nothing (where another token holds it, it answers 0). */

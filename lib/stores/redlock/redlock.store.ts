@@ -1,4 +1,5 @@
 import { newOwnerId } from '../../utils/owner-id.js';
+import { isOne } from '../redis/client/reply.js';
 import { performance } from 'node:perf_hooks';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import type {
@@ -270,11 +271,7 @@ export class RedlockStore implements LockStore {
 }
 
 function isGrant(reply: AcquireReply): boolean {
-  return reply[0] === 1;
-}
-
-function isOne(reply: unknown): boolean {
-  return reply === 1;
+  return isOne(reply[0]);
 }
 
 /** By node index, the fence each granting node took (ACQUIRE's second value); `undefined` for the others. */

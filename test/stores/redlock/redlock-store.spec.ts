@@ -8,6 +8,7 @@ import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../../lib/core/lock-manager.js';
 import { RedlockStore, type RedlockStoreOptions } from '../../../lib/stores/redlock/redlock.store.js';
 import { runScript } from '../../../lib/stores/redis/script-runner.js';
+import { toClientPort } from '../../../lib/stores/redis/client/client-port.js';
 import { EXTEND, EXTEND_MANY } from '../../../lib/stores/redis/scripts/index.js';
 import { resourceKeys } from '../../../lib/stores/redis/resource-keys.js';
 import { newToken } from '../../../lib/utils/token.js';
@@ -446,8 +447,8 @@ describe('RedlockStore renewals after a node lost its data', () => {
 
   it('tells a missing lease (-2) from one another token holds (0) in EXTEND and EXTEND_MANY', async () => {
     const lock = names('k').lock;
-    const extend = () => runScript(clients[0], EXTEND, [lock], ['mine', 5000]);
-    const extendMany = () => runScript(clients[0], EXTEND_MANY, [lock], ['mine', 5000]);
+    const extend = () => runScript(toClientPort(clients[0], 'client'), EXTEND, [lock], ['mine', 5000]);
+    const extendMany = () => runScript(toClientPort(clients[0], 'client'), EXTEND_MANY, [lock], ['mine', 5000]);
     expect([await extend(), await extendMany()]).toEqual([-2, [-2]]);
     await clients[0].set(lock, 'theirs', 'PX', 5000);
     expect([await extend(), await extendMany()]).toEqual([0, [0]]);

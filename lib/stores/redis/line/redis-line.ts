@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
+import { isOne } from '../client/reply.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Cluster, Redis } from '../../../interfaces/ioredis-types.js';
+import type { RedisClientPort } from '../client/redis-client-port.js';
 import type { AcquireRequest } from '../../../interfaces/lease.interface.js';
 import type { DirectGrant, HandOverResult, WaitingLine } from '../../../interfaces/waiting-line.interface.js';
 import type { ReleaseSubscriber } from '../release-subscriber.js';
@@ -13,7 +14,7 @@ import { ownChannel } from './line-protocol.js';
 
 /** What a Redis store lends its line: its client, names and notices, and how it releases and reports failures. */
 export interface RedisLineParts {
-  readonly client: Redis | Cluster;
+  readonly client: RedisClientPort;
   /** The store's owner id: its place in every line, and the name of its own notice channels. */
   readonly owner: string;
   /** How long a contended release reserves the key for the process first in line, in ms (above 0). */
@@ -66,7 +67,7 @@ export class RedisLine implements WaitingLine {
     );
     const [outcome, fence] = reply as [number, number];
     if (outcome === 0) return { released: false, handedOver: false };
-    if (outcome === 1) return { released: true, handedOver: false };
+    if (isOne(outcome)) return { released: true, handedOver: false };
     // the next waiter holds it now: requests it left in the line are spent
     this.direct.spent(next.key, next.token);
     return next.fencing ? { released: true, handedOver: true, fence } : { released: true, handedOver: true };

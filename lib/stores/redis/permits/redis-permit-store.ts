@@ -1,6 +1,6 @@
 import { newOwnerId } from '../../../utils/owner-id.js';
-import type { Cluster, Redis } from '../../../interfaces/ioredis-types.js';
-import { LockConfigurationError } from '../../../errors/lock-configuration.error.js';
+import { isOne } from '../client/reply.js';
+import type { RedisClientPort } from '../client/redis-client-port.js';
 import type { LockStoreError } from '../../../errors/lock-store.error.js';
 import type { LeaseRenewal, ReleaseWatch } from '../../../interfaces/lease.interface.js';
 import type {
@@ -15,6 +15,8 @@ import { checkOptionNames, type OptionNames, type OptionsKind } from '../../../o
 import { quoted } from '../../../utils/printable.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../../options/validate-options.js';
 import { closeClient } from '../close-client.js';
+import { toClientPort } from '../client/client-port.js';
+import type { RedisLockStoreOptions } from '../redis-store-options.js';
 import { isCluster, subscriberClient } from '../cluster-client.js';
 import { NotifiableWatch } from '../../shared/notifiable-watch.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../../shared/handoff-window.js';
@@ -41,8 +43,8 @@ import { modeOfCode, permitState } from '../../shared/permit-state.js';
 
 /** Options of {@link RedisPermitStore}. */
 export interface RedisPermitStoreOptions {
-  /** An ioredis `Redis` or `Cluster` client. */
-  readonly client: Redis | Cluster;
+  /** A Redis client of a shape the store takes (see RedisLockStoreOptions.client). */
+  readonly client: RedisLockStoreOptions['client'] | RedisClientPort;
   /**
    * Namespace of every key and channel; the same as the `RedisLockStore` of the same keys, so that a
    * resource's permits, its mutex leases and its fence counter share one slot and one another's keys.
@@ -73,7 +75,7 @@ const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
  * every operation is one Lua script on one hash slot (scripts/permit.lua.ts says what each keeps where).
  */
 export class RedisPermitStore implements PermitStore {
-  readonly client: Redis | Cluster;
+  readonly client: RedisClientPort;
   readonly handoffWindow: number;
   private readonly prefix: string;
   /** Names this store's waiting places in notices, so that only its own waiters wake for them. */
@@ -85,12 +87,10 @@ export class RedisPermitStore implements PermitStore {
 
   /** @throws LockConfigurationError when an option is invalid or has an unknown name */
   constructor(private readonly options: RedisPermitStoreOptions) {
-    if (!options?.client || typeof options.client.evalsha !== 'function') {
-      throw new LockConfigurationError('client', options?.client, 'expected an ioredis Redis or Cluster instance');
-    }
+    const client = toClientPort(options?.client, 'client', options?.ownsClient === true);
     checkOptionNames(options, REDIS_PERMIT_STORE_OPTIONS);
     if (options.ownsClient !== undefined) validateBoolean('ownsClient', options.ownsClient);
-    this.client = options.client;
+    this.client = client;
     this.prefix = validateKeyPrefix(options.keyPrefix ?? 'lock:');
     this.handoffWindow = validateInteger(
       'handoffWindow',
@@ -120,7 +120,7 @@ export class RedisPermitStore implements PermitStore {
       runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
     );
     const [outcome, value, ahead] = reply as [number, number | string, number];
-    if (outcome === 1) return request.fencing ? { acquired: true, fence: Number(value) } : { acquired: true };
+    if (isOne(outcome)) return request.fencing ? { acquired: true, fence: Number(value) } : { acquired: true };
     if (outcome === 2) return { acquired: false, inUseAs: inUseAs(String(value)) };
     const remainingTtl = Number(value) >= 0 ? Number(value) : undefined;
     return ahead >= 0 ? { acquired: false, remainingTtl, ahead } : { acquired: false, remainingTtl };
@@ -131,7 +131,7 @@ export class RedisPermitStore implements PermitStore {
     const reply = await this.run('release', key, keys, () =>
       runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.notices(keys))),
     );
-    return reply === 1;
+    return isOne(reply);
   }
 
   async leaveLine(key: string, token: string): Promise<void> {
@@ -147,7 +147,7 @@ export class RedisPermitStore implements PermitStore {
     const reply = await this.run('extend', key, keys, () =>
       runScript(this.client, PERMIT_EXTEND, permitScriptKeys(keys), [token, ttl]),
     );
-    return reply === 1;
+    return isOne(reply);
   }
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
@@ -175,7 +175,7 @@ export class RedisPermitStore implements PermitStore {
     return replies.map((reply, index) =>
       reply instanceof Error
         ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
-        : reply === 1,
+        : isOne(reply),
     );
   }
 

@@ -104,7 +104,7 @@ describe('@WithLock on HTTP handlers with locks on a Redis Cluster (express)', (
       Array.from({ length: 6 }, () => post(`${app.url}/inventory/${product}/purchase`).then((r) => r.status)),
     );
     expect(statuses.sort()).toEqual([201, 201, 201, 422, 422, 422]);
-    const owned = (app.app.get(LockService).store as RedisLockStore).client as Cluster;
+    const owned = (app.app.get(LockService).store as RedisLockStore).client as unknown as Cluster;
     expect(owned).not.toBe(client);
     expect(owned.isCluster).toBe(true);
     await app.close();

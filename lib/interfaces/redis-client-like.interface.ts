@@ -1,0 +1,10 @@
+/**
+ * A node-redis client (`createClient()` or `createCluster()` of the `redis` package, 5 or 6), connected or
+ * not, recognised by its shape: no import of `redis` types, so the typings compile without it installed.
+ */
+export interface NodeRedisClientLike {
+  sendCommand(...args: never[]): unknown;
+  duplicate(...args: never[]): unknown;
+  connect(): unknown;
+  readonly isOpen: boolean;
+}

@@ -1,0 +1,71 @@
+import type { CommandArgument, RedisPipelinePort } from './redis-client-port.js';
+
+/** A command as the node-redis port sends it: its name, its arguments and the key it routes by on a cluster. */
+export interface QueuedCommand {
+  readonly name: string;
+  readonly args: readonly CommandArgument[];
+  readonly key?: string;
+}
+
+/**
+ * A pipeline on a client without one of ioredis' shape: its commands are sent together in one tick (which
+ * node-redis writes as one batch) and each is answered `[error, reply]`, like ioredis' `exec()`.
+ */
+export class NodeRedisPipeline implements RedisPipelinePort {
+  private readonly commands: QueuedCommand[] = [];
+
+  constructor(private readonly send: (command: QueuedCommand) => Promise<unknown>) {}
+
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: CommandArgument[]): this {
+    const key = numKeys > 0 ? String(keysAndArgs[0]) : undefined;
+    return this.add('EVALSHA', [sha, numKeys, ...keysAndArgs], key);
+  }
+
+  get(key: string): this {
+    return this.add('GET', [key], key);
+  }
+
+  pttl(key: string): this {
+    return this.add('PTTL', [key], key);
+  }
+
+  type(key: string): this {
+    return this.add('TYPE', [key], key);
+  }
+
+  lrem(key: string, count: number, value: string): this {
+    return this.add('LREM', [key, count, value], key);
+  }
+
+  hdel(key: string, field: string): this {
+    return this.add('HDEL', [key, field], key);
+  }
+
+  call(command: string, ...args: CommandArgument[]): this {
+    return this.add(command, args, undefined);
+  }
+
+  async exec(): Promise<Array<[Error | null, unknown]>> {
+    // a keyless command (WAIT) goes to the node of the keyed commands after it, as in an ioredis Cluster pipeline
+    const routed = this.commands.map((command, index) => {
+      const key = command.key ?? this.commands.slice(index + 1).find((later) => later.key !== undefined)?.key;
+      return key === undefined ? command : { ...command, key };
+    });
+    return Promise.all(
+      routed.map((command) =>
+        this.send(command).then(
+          (reply): [Error | null, unknown] => [null, reply],
+          (error: unknown): [Error | null, unknown] => [
+            error instanceof Error ? error : new Error(String(error)),
+            null,
+          ],
+        ),
+      ),
+    );
+  }
+
+  private add(name: string, args: CommandArgument[], key: string | undefined): this {
+    this.commands.push({ name, args, ...(key === undefined ? {} : { key }) });
+    return this;
+  }
+}

@@ -1,0 +1,258 @@
+import { EventEmitter } from 'node:events';
+import type {
+  ClientListener,
+  CommandArgument,
+  RedisClientPort,
+  RedisClientSettings,
+  RedisPipelinePort,
+} from './redis-client-port.js';
+import { NodeRedisPipeline, type QueuedCommand } from './node-redis-pipeline.js';
+
+/** The part of a node-redis 5 or 6 client (`createClient()`) or cluster (`createCluster()`) the port uses. */
+interface NodeRedisClient {
+  readonly isOpen: boolean;
+  readonly isReady?: boolean;
+  readonly options?: {
+    readonly url?: string;
+    readonly socket?: { readonly host?: string; readonly port?: number; readonly path?: string };
+  };
+  /** A cluster's view of its shards by slot (node-redis 5 and 6). */
+  readonly slots?: ReadonlyArray<{ readonly master?: { readonly host: string; readonly port: number } } | undefined>;
+  readonly masters?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  nodeClient?(node: unknown): NodeRedisClient | Promise<NodeRedisClient>;
+  sendCommand(...args: unknown[]): Promise<unknown>;
+  connect(): Promise<unknown>;
+  duplicate(): NodeRedisClient;
+  SUBSCRIBE(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+  UNSUBSCRIBE(channel: string): Promise<void>;
+  SSUBSCRIBE(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+  SUNSUBSCRIBE(channel: string): Promise<void>;
+  on(event: string, listener: ClientListener): unknown;
+  off(event: string, listener: ClientListener): unknown;
+  close(): Promise<void>;
+  destroy(): void;
+}
+
+/** Our events and the node-redis events that carry them (`close`: the connection went, for now or for good). */
+const FORWARDED_EVENTS: Readonly<Record<string, readonly string[]>> = {
+  error: ['error'],
+  ready: ['ready'],
+  close: ['end', 'reconnecting'],
+};
+
+/**
+ * A node-redis 5 or 6 client as the store's port, RESP2 or RESP3 (6's default). A client that is not open
+ * is connected here and still never closed by us; the port closes only the connections it made itself (the
+ * subscriber's, by `duplicate()`). Commands go by `sendCommand`, which node-redis writes in one batch when
+ * sent in one tick, so a pipeline is those commands sent together.
+ */
+export class NodeRedisPort implements RedisClientPort {
+  readonly isCluster: boolean;
+  readonly options: RedisClientSettings;
+  /** Messages of the channels this port subscribed (`message`, `smessage`). */
+  private readonly messages = new EventEmitter();
+
+  /**
+   * @param client the node-redis client or cluster
+   * @param owned whether the port made it (and may close it)
+   */
+  constructor(
+    private readonly client: NodeRedisClient,
+    private readonly owned = false,
+  ) {
+    this.isCluster = typeof client.nodeClient === 'function' && client.masters !== undefined;
+    this.options = this.isCluster ? { redisOptions: {} } : settingsOf(client);
+  }
+
+  get status(): string {
+    if (this.client.isReady ?? this.client.isOpen) return 'ready';
+    return this.client.isOpen ? 'connecting' : 'end';
+  }
+
+  /** For a cluster: each slot's master as `host:port`. */
+  get slots(): Array<string[] | undefined> {
+    return (this.client.slots ?? []).map((shard) => (shard?.master ? [addressOf(shard.master)] : undefined));
+  }
+
+  nodes(): RedisClientPort[] {
+    return (this.client.masters ?? []).map((master) => new NodeRedisNodePort(this.client, master));
+  }
+
+  send(command: QueuedCommand): Promise<unknown> {
+    this.ensureOpen();
+    const args = [command.name, ...command.args.map(String)];
+    if (!this.isCluster) return this.client.sendCommand(args);
+    // a cluster routes by a key (a keyless command goes to any node); a read-only flag of false is always safe
+    return this.client.sendCommand(command.key, false, args);
+  }
+
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: CommandArgument[]): Promise<unknown> {
+    return this.send(scriptCommand('EVALSHA', sha, numKeys, keysAndArgs));
+  }
+
+  eval(lua: string, numKeys: number, ...keysAndArgs: CommandArgument[]): Promise<unknown> {
+    return this.send(scriptCommand('EVAL', lua, numKeys, keysAndArgs));
+  }
+
+  set(key: string, value: CommandArgument, ...options: CommandArgument[]): Promise<string | null> {
+    return this.send({ name: 'SET', args: [key, value, ...options], key }) as Promise<string | null>;
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.send({ name: 'GET', args: [key], key }) as Promise<string | null>;
+  }
+
+  mget(...keys: string[]): Promise<Array<string | null>> {
+    return this.send({ name: 'MGET', args: keys, key: keys[0] }) as Promise<Array<string | null>>;
+  }
+
+  async del(key: string): Promise<number> {
+    return Number(await this.send({ name: 'DEL', args: [key], key }));
+  }
+
+  async llen(key: string): Promise<number> {
+    return Number(await this.send({ name: 'LLEN', args: [key], key }));
+  }
+
+  async hexists(key: string, field: string): Promise<number> {
+    // RESP3 may answer with a boolean
+    return Number(await this.send({ name: 'HEXISTS', args: [key, field], key }));
+  }
+
+  async scan(cursor: string, ...options: CommandArgument[]): Promise<[string, string[]]> {
+    const reply = (await this.send({ name: 'SCAN', args: [cursor, ...options] })) as [unknown, unknown[]];
+    return [String(reply[0]), reply[1].map(String)];
+  }
+
+  script(subcommand: string, ...args: string[]): Promise<unknown> {
+    return this.send({ name: 'SCRIPT', args: [subcommand, ...args] });
+  }
+
+  async config(subcommand: string, pattern: string): Promise<unknown> {
+    return flatPairs(await this.send({ name: 'CONFIG', args: [subcommand, pattern] }));
+  }
+
+  async info(section: string): Promise<string> {
+    // RESP3 answers INFO with a verbatim string, which node-redis may hand over as an object
+    return String(await this.send({ name: 'INFO', args: [section] }));
+  }
+
+  ping(): Promise<unknown> {
+    return this.send({ name: 'PING', args: [] });
+  }
+
+  pipeline(): RedisPipelinePort {
+    return new NodeRedisPipeline((command) => this.send(command));
+  }
+
+  subscribe(channel: string): Promise<unknown> {
+    this.ensureOpen();
+    return this.client.SUBSCRIBE(channel, (message, from) => this.messages.emit('message', from, message));
+  }
+
+  unsubscribe(channel: string): Promise<unknown> {
+    return this.client.UNSUBSCRIBE(channel);
+  }
+
+  ssubscribe(channel: string): Promise<unknown> {
+    this.ensureOpen();
+    return this.client.SSUBSCRIBE(channel, (message, from) => this.messages.emit('smessage', from, message));
+  }
+
+  sunsubscribe(channel: string): Promise<unknown> {
+    return this.client.SUNSUBSCRIBE(channel);
+  }
+
+  on(event: string, listener: ClientListener): this {
+    const forwarded = FORWARDED_EVENTS[event];
+    if (forwarded) for (const name of forwarded) this.client.on(name, listener);
+    else this.messages.on(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  off(event: string, listener: ClientListener): this {
+    const forwarded = FORWARDED_EVENTS[event];
+    if (forwarded) for (const name of forwarded) this.client.off(name, listener);
+    else this.messages.off(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  /** A connection of the port's own with the client's settings (a cluster's: its nodes), closed by the port. */
+  duplicate(): RedisClientPort {
+    const copy = this.client.duplicate();
+    // errors surface through the commands that fail; an unhandled 'error' event would crash the process
+    copy.on('error', () => undefined);
+    return new NodeRedisPort(copy, true);
+  }
+
+  /**
+   * Connects a client that is not open, at its first command (node-redis refuses commands before
+   * `connect()`, and queues them after it until ready); its failures reach us through our commands.
+   */
+  private ensureOpen(): void {
+    if (!this.client.isOpen) this.client.connect().catch(() => undefined);
+  }
+
+  async quit(): Promise<void> {
+    if (this.owned && this.client.isOpen) await this.client.close();
+  }
+
+  disconnect(): void {
+    if (this.owned && this.client.isOpen) this.client.destroy();
+  }
+}
+
+/**
+ * One master of a node-redis cluster as a port of its own, for the checks that ask every master (scripts,
+ * eviction policy). It only sends commands; its connection belongs to the cluster.
+ */
+class NodeRedisNodePort extends NodeRedisPort {
+  constructor(
+    private readonly cluster: NodeRedisClient,
+    private readonly master: { readonly host: string; readonly port: number },
+  ) {
+    super(cluster);
+    this.options = { host: master.host, port: master.port };
+  }
+
+  override readonly isCluster = false;
+  override readonly options: RedisClientSettings;
+
+  override async send(command: QueuedCommand): Promise<unknown> {
+    const node = await this.cluster.nodeClient?.(this.master);
+    if (!node) throw new Error(`no connection to master ${addressOf(this.master)}`);
+    return node.sendCommand([command.name, ...command.args.map(String)]);
+  }
+}
+
+function scriptCommand(name: string, script: string, numKeys: number, keysAndArgs: CommandArgument[]): QueuedCommand {
+  const key = numKeys > 0 ? String(keysAndArgs[0]) : undefined;
+  return { name, args: [script, numKeys, ...keysAndArgs], ...(key === undefined ? {} : { key }) };
+}
+
+function settingsOf(client: NodeRedisClient): RedisClientSettings {
+  const socket = client.options?.socket;
+  if (socket?.path) return { path: socket.path };
+  if (socket?.host !== undefined || socket?.port !== undefined) return { host: socket.host, port: socket.port };
+  const url = client.options?.url;
+  if (!url) return {};
+  try {
+    // the host and port only: never the credentials a URL may carry
+    const parsed = new URL(url);
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+  } catch {
+    return {};
+  }
+}
+
+function addressOf(node: { readonly host: string; readonly port: number }): string {
+  return `${node.host}:${node.port}`;
+}
+
+/** CONFIG GET's answer as ioredis gives it: a flat list of names and values (RESP3 answers with a map). */
+function flatPairs(reply: unknown): unknown {
+  if (Array.isArray(reply)) return reply;
+  if (reply instanceof Map) return [...reply.entries()].flat();
+  if (typeof reply === 'object' && reply !== null) return Object.entries(reply).flat();
+  return reply;
+}

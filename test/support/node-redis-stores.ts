@@ -1,0 +1,95 @@
+import { Redis } from 'ioredis';
+import { createClient as createClient6 } from 'redis';
+import { createClient as createClient5 } from 'redis5';
+import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
+import { redisPermitPair, type PermitStoreKind } from './permit-stores.js';
+import { testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
+
+/** A node-redis client of either major version, as the tests use it. */
+export interface NodeRedisClient {
+  readonly isOpen: boolean;
+  connect(): Promise<unknown>;
+  close(): Promise<void>;
+  sendCommand(args: string[]): Promise<unknown>;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  duplicate(): NodeRedisClient;
+}
+
+/** The node-redis majors under test: 6 (RESP3 by default) and 5 (RESP2 by default). */
+export type NodeRedisMajor = 5 | 6;
+
+/** A node-redis client of `major` on `url`, not connected: the store connects it at its first command. */
+export function nodeRedisClient(major: NodeRedisMajor, url: string, resp?: 2 | 3): NodeRedisClient {
+  const options = { url, ...(resp === undefined ? {} : { RESP: resp }) };
+  const client = (major === 6 ? createClient6(options) : createClient5(options)) as unknown as NodeRedisClient;
+  // failures reach the tests through commands; an unhandled 'error' event would end the test process
+  client.on('error', () => undefined);
+  return client;
+}
+
+/** Closes the node-redis clients the tests made (the store never closes a client it did not make). */
+async function closeClients(clients: readonly NodeRedisClient[]): Promise<void> {
+  await Promise.all(clients.map((client) => (client.isOpen ? client.close() : undefined)));
+}
+
+/**
+ * Two RedisLockStores on node-redis clients of `major`: the store's given unconnected (it connects it),
+ * the other's connected; an ioredis client deletes leases behind them, so replies cross client libraries.
+ */
+export function nodeRedisKind(major: NodeRedisMajor, resp?: 2 | 3): StoreKind {
+  return {
+    name: `RedisLockStore on node-redis ${major}${resp === undefined ? '' : ` (RESP${resp})`}`,
+    async create() {
+      const keyPrefix = uniquePrefix();
+      const url = testRedisUrl();
+      const clients = [nodeRedisClient(major, url, resp), nodeRedisClient(major, url, resp)];
+      await clients[1].connect();
+      const store = new RedisLockStore({ client: clients[0], keyPrefix, ownsClient: true });
+      const other = new RedisLockStore({ client: clients[1], keyPrefix, ownsClient: true });
+      const admin = new Redis(url);
+      return {
+        store,
+        other,
+        async deleteLease(key) {
+          await admin.del(resourceKeys(keyPrefix, key).lock);
+        },
+        async rewindFence(key, value) {
+          await admin.set(resourceKeys(keyPrefix, key).fence, value);
+        },
+        async close() {
+          await Promise.all([store.close(), other.close(), admin.quit()]);
+          await closeClients(clients);
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Permit stores and their mutex store on node-redis clients of `major`; the contract's child processes run
+ * on ioredis, so every crossing of processes is also one of client libraries.
+ */
+export function nodeRedisPermitKind(major: NodeRedisMajor): PermitStoreKind {
+  return {
+    name: `RedisPermitStore on node-redis ${major}`,
+    async create(options = {}) {
+      const keyPrefix = uniquePrefix();
+      const url = testRedisUrl();
+      const clients = [0, 1, 2].map(() => nodeRedisClient(major, url));
+      const pair = redisPermitPair(
+        keyPrefix,
+        [clients[0], clients[1], clients[2], new Redis(url)],
+        { REDIS_URL: url, KEY_PREFIX: keyPrefix },
+        options,
+      );
+      return {
+        ...pair,
+        async close() {
+          await pair.close();
+          await closeClients(clients);
+        },
+      };
+    },
+  };
+}
