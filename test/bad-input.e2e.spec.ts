@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { inspect } from 'node:util';
 import { Test } from '@nestjs/testing';
@@ -184,16 +185,21 @@ describe.each<Platform>(['express', 'fastify'])('keys from request input on %s',
     'locks the same resource for the same value %j every time, and another one for any other value',
     async (value) => {
       const path = (id: string) => `/inventory/${encodeURIComponent(id)}/hold`;
-      const holding = post(`${path(value)}?ms=250`);
+      const gate = `hold-${randomUUID()}`;
+      const holding = post(`${path(value)}?gate=${gate}`);
       const lockKey = resourceKeys(keyPrefix, inventoryKey(value)).lock;
       while ((await admin.exists(lockKey)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 
-      const same = await post(`${path(value)}?ms=0`);
-      expect(same.status).toBe(409);
-      expect(((await same.json()) as { resource: string }).resource).toBe(inventoryKey(value));
-      for (const sibling of [`${value}x`, value.trim() === value ? ` ${value}` : value.trim(), value.toUpperCase()]) {
-        if (sibling === value) continue;
-        expect((await post(`${path(sibling)}?ms=0`)).status).toBe(201);
+      try {
+        const same = await post(`${path(value)}?ms=0`);
+        expect(same.status).toBe(409);
+        expect(((await same.json()) as { resource: string }).resource).toBe(inventoryKey(value));
+        for (const sibling of [`${value}x`, value.trim() === value ? ` ${value}` : value.trim(), value.toUpperCase()]) {
+          if (sibling === value) continue;
+          expect((await post(`${path(sibling)}?ms=0`)).status).toBe(201);
+        }
+      } finally {
+        await post(`/inventory/gates/${gate}/open`);
       }
       expect((await holding).status).toBe(201);
       expect(await admin.exists(lockKey)).toBe(0);

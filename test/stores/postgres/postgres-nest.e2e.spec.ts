@@ -3,6 +3,7 @@ import { LockModule, LockService, WithLock } from '../../../lib/index.js';
 import { startApp, startInventoryApp, type Platform, type RunningApp } from '../../support/nest-app/create-app.js';
 import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
 import { testRedisUrl, uniquePrefix } from '../../support/stores.js';
+import { concurrentHolds } from '../../support/nest-app/concurrent-holds.js';
 
 const post = (url: string) => fetch(url, { method: 'POST' });
 
@@ -27,9 +28,7 @@ describe.each<Platform>(['express', 'fastify'])(
 
     it('returns 409 with Retry-After to 19 of 20 concurrent requests while one holds the lock', async () => {
       expect((await post(`${running.url}/inventory/warm/hold?ms=1`)).status).toBe(201);
-      const responses = await Promise.all(
-        Array.from({ length: 20 }, () => post(`${running.url}/inventory/p1/hold?ms=1500`)),
-      );
+      const responses = await concurrentHolds(running.url, 'p1', 20);
       expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
       const conflicts = responses.filter((r) => r.status === 409);
       expect(conflicts).toHaveLength(19);
