@@ -10,6 +10,7 @@ import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { PostgresLockStore } from '../../lib/stores/postgres/postgres-lock-store.js';
 import { postgresTables } from '../../lib/stores/postgres/postgres-tables.js';
 import { clusterKind, postgresKind, testRedisUrl, uniquePrefix } from './stores.js';
+import { adminPool } from './postgres-server.js';
 
 /** Where a child process finds the lock space of a pair: a Redis URL or a Cluster's nodes, and the prefix. */
 export interface PermitSpace {
@@ -165,7 +166,7 @@ export const postgresPermitKind: PermitStoreKind = {
       () => new PostgresLockStore({ connectionString: url, keyPrefix, ...options }),
     );
     // counts of concurrent sections go out at once, as ioredis pipelines them on its one connection
-    const admin = new pg.Pool({ connectionString: url, max: 10 });
+    const admin = adminPool(pg, url, 10);
     await first.verify();
     await admin.query('CREATE TABLE IF NOT EXISTS test_counters (name text PRIMARY KEY, value bigint NOT NULL)');
     const leases = postgresTables('public', 'nestjs_lock').leases;

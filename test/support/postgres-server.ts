@@ -181,3 +181,14 @@ async function allExited(pids: readonly number[], timeout = 10_000): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * A pool for a test's own setup and checks. An idle connection the server ends is only dropped (the pool opens
+ * another at the next query), as the store's own pool does: without a listener, pg raises the end of an idle
+ * connection as an unhandled 'error' that fails whichever test is running.
+ */
+export function adminPool(pg: { Pool: typeof import('pg').Pool }, url: string, max: number): import('pg').Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => undefined);
+  return pool;
+}

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { LockConfigurationError } from '../../../lib/errors/lock-configuration.error.js';
 import { LockNotAcquiredError } from '../../../lib/errors/lock-not-acquired.error.js';
 import { advisoryLockId, advisoryTransactionLock, type AdvisoryLockClient } from '../../../lib/postgres.js';
-import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
+import { adminPool, startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
 
 describe('advisoryTransactionLock', () => {
   let server: PostgresServerHandle;
@@ -29,7 +29,7 @@ describe('advisoryTransactionLock', () => {
 
   beforeAll(async () => {
     server = await startPostgresServer();
-    pool = new pg.Pool({ connectionString: server.url, max: 8 });
+    pool = adminPool(pg, server.url, 8);
     await pool.query('CREATE TABLE invoices (id text PRIMARY KEY, paid boolean NOT NULL DEFAULT false)');
   }, 60_000);
 

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
 import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
 import { freePort } from '../../support/redis-server.js';
-import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
+import { adminPool, startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
 import { uniquePrefix } from '../../support/stores.js';
 
 describe('PostgresLockStore startup checks', () => {
@@ -22,7 +22,7 @@ describe('PostgresLockStore startup checks', () => {
 
   beforeAll(async () => {
     server = await startPostgresServer();
-    admin = new pg.Pool({ connectionString: server.url, max: 2 });
+    admin = adminPool(pg, server.url, 2);
   }, 60_000);
 
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
 import { postgresTables } from '../../../lib/stores/postgres/postgres-tables.js';
-import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
+import { adminPool, startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
 
 describe('PostgresLockStore response records', () => {
   let server: PostgresServerHandle;
@@ -13,7 +13,7 @@ describe('PostgresLockStore response records', () => {
 
   beforeAll(async () => {
     server = await startPostgresServer();
-    admin = new pg.Pool({ connectionString: server.url, max: 1 });
+    admin = adminPool(pg, server.url, 1);
   }, 60_000);
 
   beforeEach(async () => {
