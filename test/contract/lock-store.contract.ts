@@ -398,7 +398,7 @@ export function describeStoreContract(kind: StoreKind): void {
       const holder = manager(pair.store);
       // a lease outlives a stall of this process only while the stall is shorter than about two thirds of its
       // TTL (renewals come at a third): 3 s leases, as a busy CI machine stalls this process for over a second
-      const ttl = 3000;
+      const ttl = kind.renewalTtl ?? 3000;
       // taken 20 at a time, as they are asked below: 200 grants at once over several nodes can outlast a node's
       // reply timeout on a machine with both cores busy, and this test is about renewal, not a burst of grants
       const locks: Lock[] = [];
@@ -426,7 +426,7 @@ export function describeStoreContract(kind: StoreKind): void {
         [],
       );
       await holder.releaseAll(locks);
-    });
+    }, 90_000);
   });
 }
 
