@@ -2,6 +2,7 @@ import type { Library, Role } from './contenders/contender.js';
 import { floor } from './contenders/floor.js';
 import { murlock } from './contenders/murlock.js';
 import { advisoryLock } from './contenders/advisory-lock.js';
+import { nestjsLockService } from './contenders/nestjs-lock-service.js';
 import { nestjsLockFenced, nestjsLockPerWorker, nestjsLockShared, nestjsLockUsing } from './contenders/nestjs-lock.js';
 import { advisoryTransactionLockPool, nestjsLockPostgres } from './contenders/postgres.js';
 import { redisSemaphore } from './contenders/redis-semaphore.js';
@@ -17,6 +18,7 @@ export { FLOOR_POLL_MS } from './contenders/floor.js';
 export const LIBRARIES: readonly Library[] = [
   floor,
   nestjsLockShared,
+  nestjsLockService,
   nestjsLockUsing,
   nestjsLockFenced,
   nestjsLockPerWorker,
