@@ -17,6 +17,9 @@ import type { CheckedModuleOptions } from './lock.module-options.js';
 import { registerService, unregisterService } from './lock-registry.js';
 import { LockTelemetry } from './telemetry/lock-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
+import type { ForcedRelease, LockList, LockListOptions, LockSummary } from './interfaces/lock-summary.interface.js';
+import { describeLock, listLocks } from './admin/lock-listing.js';
+import { forceRelease } from './admin/force-release.js';
 
 /**
  * Distributed locks for a Nest application: `acquire`, `tryAcquire`, `using`, `isLocked`, `inspect`,
@@ -42,6 +45,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
   private readonly verifyOnStartup: boolean;
   private readonly telemetry: LockTelemetryOptions | false;
   private readonly detach: Array<() => void> = [];
+  private readonly exposeResolvedKeys: boolean;
 
   /**
    * @param options the module options, checked at bootstrap
@@ -66,6 +70,45 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     if (isMadeByModule(store)) this.storeWarning = options.storeWarning;
     this.verifyOnStartup = options.verifyOnStartup;
     this.telemetry = options.telemetry;
+    this.exposeResolvedKeys = options.exposeResolvedKeys;
+  }
+
+  /**
+   * The locks held right now in this module's key space, one page at a time (bounded work per call): each
+   * key without the module's key prefix, its kind, its holders (label, host, pid, since when, remaining ttl,
+   * fence), how many wait, and a semaphore's limit or a readers-writer lock's mode; never a token. For the
+   * next page, pass the returned `cursor` back.
+   * @throws LockConfigurationError for a `limit` outside 1..1000, or a store that offers no listing
+   * @throws LockStoreError when the store fails
+   * @example
+   * ```ts
+   * const { locks } = await this.locks.list({ prefix: 'invoice:' });
+   * ```
+   */
+  list(options?: LockListOptions): Promise<LockList> {
+    return listLocks(this.store, options);
+  }
+
+  /**
+   * What holds `key` right now, as `list` shows each lock; `undefined` while it is free.
+   * @throws LockConfigurationError for a store that offers no listing
+   * @throws LockStoreError when the store fails
+   */
+  describe(key: string): Promise<LockSummary | undefined> {
+    return describeLock(this.store, key);
+  }
+
+  /**
+   * Frees a stuck lock whoever holds it: ends every lease and permit of `key` and raises its fence in the same
+   * step, so the old holders' fenced writes are refused; each old holder's `signal` aborts with a
+   * `LockLostError` of reason `revoked` at its next renewal. Logged as a warning: who (`by`) and which key (its
+   * SHA-256 fingerprint unless `exposeResolvedKeys` is on), never a token.
+   * @param by who asks, for the log line
+   * @throws LockConfigurationError for a store that offers no forced release
+   * @throws LockStoreError when the store fails
+   */
+  forceRelease(key: string, by: string): Promise<ForcedRelease> {
+    return forceRelease(this.store, key, { by, logger: this.logger, showKey: this.exposeResolvedKeys });
   }
 
   /** Checks the store and makes the service available to `@WithLock` methods. */

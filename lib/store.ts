@@ -10,6 +10,13 @@ export type {
 export type { LockStore, LockStoreHealth, LockStoreVerification } from './interfaces/lock-store.interface.js';
 export type { LockStoreCapabilities, LockStoreCapabilityName } from './interfaces/store-capabilities.interface.js';
 export type { LeaseLimits } from './interfaces/lease-limits.interface.js';
+export type {
+  LockListing,
+  LockListingPage,
+  LockListingQuery,
+  LockRevocation,
+  LockRevoking,
+} from './interfaces/lock-listing.interface.js';
 export type { ResponseRecords } from './interfaces/response-records.interface.js';
 export type { DirectGrant, HandOverResult, WaitingLine } from './interfaces/waiting-line.interface.js';
 export type {

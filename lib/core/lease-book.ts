@@ -4,6 +4,7 @@ import type { LockLostError, LockLostReason } from '../errors/lock-lost.error.js
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LeaseLimits } from '../interfaces/lease-limits.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
+import type { LockRevoking } from '../interfaces/lock-listing.interface.js';
 import type { WaitingLine } from '../interfaces/waiting-line.interface.js';
 import type { LockObserver } from './events/lock-observer.js';
 import { checkTtlForStore } from '../options/lease-bounds.js';
@@ -64,6 +65,8 @@ export class LeaseBook implements LeaseController {
   /** The store's line of waiting processes, when it keeps one: a release may hand its lease over in it. */
   private readonly line?: WaitingLine;
   private readonly limits?: LeaseLimits;
+  /** The store's forced releases, when it offers them: a lease it ended is lost as `revoked`. */
+  private readonly revoking?: LockRevoking;
   private readonly observer: LockObserver;
   private readonly queues: ReadonlyMap<string, LocalQueue>;
   private readonly shutdown: ShutdownGate;
@@ -80,7 +83,8 @@ export class LeaseBook implements LeaseController {
     this.queues = queues;
     this.shutdown = shutdown;
     this.holdTimes = holdTimes;
-    this.renewer = new LeaseRenewer(store, (lock, reason, cause) => this.lose(lock, reason, cause), {
+    this.revoking = store.capabilities?.revoking;
+    this.renewer = new LeaseRenewer(store, (lock, reason, cause) => this.renewalLost(lock, reason, cause), {
       renewed: (lock) => observer.renewed(lock),
       failed: (lock, error) => observer.storeError('renew', lock.key, error, lock),
     });
@@ -131,7 +135,7 @@ export class LeaseBook implements LeaseController {
       throw failure;
     }
     // lose() gives nothing only when the lease was lost before: then that loss is the answer
-    if (!extended) throw (this.lose(lock, 'taken') ?? lock.loss) as LockLostError;
+    if (!extended) throw (this.lose(lock, await this.whyTaken(lock)) ?? lock.loss) as LockLostError;
     lock.renewed(sentAt, ttl);
     this.observer.extended(lock, ttl);
   }
@@ -265,6 +269,26 @@ export class LeaseBook implements LeaseController {
     const heldFor = this.observer.heldFor(lock);
     if (template !== undefined && heldFor !== undefined) this.holdTimes.record(template, heldFor + (keptFor ?? 0));
     this.observer.released(lock, keptFor);
+  }
+
+  /** A lease the renewer lost; one the store no longer held may have been force-released, which is asked first. */
+  private renewalLost(lock: Lock, reason: LockLostReason, cause?: unknown): void {
+    if (reason !== 'taken' || !this.revoking) {
+      this.lose(lock, reason, cause);
+      return;
+    }
+    void this.whyTaken(lock).then((why) => this.lose(lock, why));
+  }
+
+  /** Why the store no longer holds `lock`: `revoked` by an operator's forced release, else `taken`. */
+  private async whyTaken(lock: Lock): Promise<LockLostReason> {
+    if (!this.revoking) return 'taken';
+    try {
+      return (await this.revoking.wasRevoked(lock.key, lock.token)) ? 'revoked' : 'taken';
+    } catch {
+      // the store failing now says nothing about why the lease ended
+      return 'taken';
+    }
   }
 
   /** The lease ended before its holder released it: its signal aborts, and the key's local waiters wake. */

@@ -9,6 +9,8 @@ import { lockSubject } from './lock-subject.js';
  * - `store-unreachable`: renewals kept failing until the lease's validity ran out;
  * - `stalled`: the process was blocked past the lease validity, so another holder may have run;
  * - `released`: the lease was already released by its holder (from `extend()` after `release()`);
+ * - `revoked`: an operator force-released it (`LockService.forceRelease`, the admin page or the CLI), which also
+ *   raised its fence, so fenced writes of this holder are refused;
  * - `shutdown`: no loss: the application is shutting down and its drain ended while the holder still held
  *   the lease. The signal asks the work to stop; the lease is kept (and renewed, if it was) until its holder
  *   releases it or the process exits, so no other instance enters before then;
@@ -16,7 +18,7 @@ import { lockSubject } from './lock-subject.js';
  *   its term's signal tells the work of that term to stop.
  */
 export type LockLostReason =
-  'expired' | 'taken' | 'store-unreachable' | 'stalled' | 'released' | 'shutdown' | 'resigned';
+  'expired' | 'taken' | 'store-unreachable' | 'stalled' | 'released' | 'revoked' | 'shutdown' | 'resigned';
 
 const explanations: Record<LockLostReason, string> = {
   expired: 'its lease expired before it was renewed',
@@ -24,6 +26,7 @@ const explanations: Record<LockLostReason, string> = {
   'store-unreachable': 'the lock store could not be reached to renew it before it expired',
   stalled: 'the process was blocked past the lease validity, so another owner may have taken it',
   released: 'it was already released',
+  revoked: 'an operator force-released it and raised its fence',
   shutdown:
     'the application is shutting down and its drain ended before the section did; the lease is kept until the ' +
     'section ends or the process exits',

@@ -1,4 +1,5 @@
 import type { LeaseLimits } from './lease-limits.interface.js';
+import type { LockListing, LockRevoking } from './lock-listing.interface.js';
 import type { PermitStore } from './permit-store.interface.js';
 import type { ResponseRecords } from './response-records.interface.js';
 import type { WaitingLine } from './waiting-line.interface.js';
@@ -16,6 +17,10 @@ export interface LockStoreCapabilities {
   readonly permits?: PermitStore;
   /** Records kept for a ttl beside the leases: the responses `@Idempotent()` replays. */
   readonly records?: ResponseRecords;
+  /** The held keys, page by page, and how many wait for each: what `LockService.list` shows an operator. */
+  readonly listing?: LockListing;
+  /** A forced release that raises the key's fence, for an operator who must free a stuck lock. */
+  readonly revoking?: LockRevoking;
   /**
    * Why the store lacks a capability, for the refusal of a call that needs it ("a quorum of independent Redis
    * nodes cannot count the holders of one key in one atomic step ...").

@@ -12,7 +12,7 @@ import type { ShapedRequest } from '../waiting/acquire-request.js';
  * `LockConfigurationError`, thrown, never a refusal to wait on.
  */
 export class PermitLeaseStore implements LockStore {
-  /** The ttl rules of the store the permits belong to, with the permits' own hand-off window. */
+  /** The ttl rules of the store the permits belong to, with the permits' own hand-off window; its forced releases. */
   readonly capabilities: LockStoreCapabilities;
 
   /**
@@ -30,6 +30,8 @@ export class PermitLeaseStore implements LockStore {
         ...(limits?.clockDrift ? { clockDrift: (ttl: number) => limits.clockDrift!(ttl) } : {}),
         handoffWindow: permits.handoffWindow,
       },
+      // a forced release ends permits too: their holders hear `revoked`
+      ...(leases.capabilities?.revoking ? { revoking: leases.capabilities.revoking } : {}),
     };
   }
 

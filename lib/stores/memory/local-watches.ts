@@ -21,6 +21,11 @@ export class LocalWatches {
     return watch;
   }
 
+  /** How many watches of `key` are open: the waiters of an in-process store. */
+  count(key: string): number {
+    return this.byKey.get(key)?.size ?? 0;
+  }
+
   /** Wakes every watch of `key`. */
   wake(key: string): void {
     for (const watch of this.byKey.get(key) ?? []) watch.wake();

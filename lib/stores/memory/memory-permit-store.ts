@@ -174,6 +174,30 @@ export class MemoryPermitStore implements PermitStore {
     this.watches.wakeAll();
   }
 
+  /** The keys with a live permit right now (for the store's listing). */
+  heldKeys(): string[] {
+    const now = performance.now();
+    const held: string[] = [];
+    for (const [key, resource] of this.resources) {
+      if ([...resource.permits.values()].some((permit) => permit.expiresAt > now)) held.push(key);
+    }
+    return held;
+  }
+
+  /** Ends every permit of `key` (a forced release) and calls its line; returns the tokens it ended. */
+  async endAll(key: string): Promise<string[]> {
+    const mutexTtl = await this.mutexTtl(key);
+    const now = performance.now();
+    const resource = this.resources.get(key);
+    if (!resource) return [];
+    this.prune(resource, now);
+    const ended = [...resource.permits.keys()];
+    resource.permits.clear();
+    this.callAndSettle(key, resource, mutexTtl, now);
+    this.watches.wake(key);
+    return ended;
+  }
+
   /** For how many ms live permits of `key` keep a mutex lease out (until the last ends); `undefined` for none. */
   permitsHold(key: string): number | undefined {
     const now = performance.now();

@@ -13,6 +13,8 @@ import { MemoryPermitStore } from './memory-permit-store.js';
 import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MemoryRecords } from './memory-records.js';
 import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
+import type { LockListing, LockRevoking } from '../../interfaces/lock-listing.interface.js';
+import { MemoryListing } from './memory-listing.js';
 
 interface Lease {
   readonly token: string;
@@ -40,13 +42,32 @@ export class MemoryLockStore implements LockStore {
     onMutexTurn: (key) => this.watches.wake(key),
   });
   private readonly records = new MemoryRecords();
+  private readonly listing = new MemoryListing({
+    leaseKeys: () => this.leases.keys(),
+    permitKeys: () => this.permits.heldKeys(),
+    waiters: (key) => this.watches.count(key),
+    endLease: (key) => {
+      const token = this.leases.get(key)?.token;
+      if (token !== undefined) this.expire(key);
+      return token;
+    },
+    endPermits: (key) => this.permits.endAll(key),
+    fences: this.fences,
+  });
   /**
-   * Permits (semaphores, readers-writer locks) and response records; no line of processes, as there is one
-   * process.
+   * Permits (semaphores, readers-writer locks), response records, the listing and forced releases; no line of
+   * processes, as there is one process.
    */
-  readonly capabilities: { readonly permits: PermitStore; readonly records: ResponseRecords } = {
+  readonly capabilities: {
+    readonly permits: PermitStore;
+    readonly records: ResponseRecords;
+    readonly listing: LockListing;
+    readonly revoking: LockRevoking;
+  } = {
     permits: this.permits,
     records: this.records,
+    listing: this.listing,
+    revoking: this.listing,
   };
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {

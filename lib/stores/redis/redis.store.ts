@@ -21,6 +21,8 @@ import { leaseValue, readStoredLease } from './lease-value.js';
 import { RedisPermitStore } from './permits/redis-permit-store.js';
 import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 import { RedisRecords } from './redis-records.js';
+import { RedisListing } from './redis-listing.js';
+import type { LockListing, LockRevoking } from '../../interfaces/lock-listing.interface.js';
 import type { ResponseRecords } from '../../interfaces/response-records.interface.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions } from './redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from './release-subscriber.js';
@@ -60,6 +62,8 @@ export class RedisLockStore implements LockStore {
     readonly line?: WaitingLine;
     readonly permits: PermitStore;
     readonly records: ResponseRecords;
+    readonly listing: LockListing;
+    readonly revoking: LockRevoking;
   };
   private readonly prefix: string;
   private readonly owner = newOwnerId();
@@ -127,11 +131,15 @@ export class RedisLockStore implements LockStore {
       // permits always go to their line in order: a window of at least 1 ms
       handoffWindow: Math.max(1, this.handoffWindow),
     });
+    // the listing and forced releases: one object, both capabilities
+    const listing = new RedisListing({ client: this.client, keyPrefix: this.prefix, publish: this.publishCommand });
     this.capabilities = {
       limits: { handoffWindow: this.handoffWindow },
       ...(this.line ? { line: this.line } : {}),
       permits,
       records: new RedisRecords(this.client, this.prefix),
+      listing,
+      revoking: listing,
     };
   }
 

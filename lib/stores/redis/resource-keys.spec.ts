@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import { resourceKeys } from './resource-keys.js';
+import { resourceKeys, unescapeKey } from './resource-keys.js';
 
 /** Every string of up to `length` characters over `alphabet`. */
 function allStrings(alphabet: readonly string[], length: number): string[] {
@@ -28,13 +28,14 @@ const KEYS = [
 ];
 
 describe('resourceKeys', () => {
-  it('puts the lock, its fence counter, its line, the offers of its waiters and its release channel under one hash tag after the prefix', () => {
+  it('puts the lock, its fence counter, its line, the offers of its waiters, its release channel and its revoked tokens under one hash tag after the prefix', () => {
     expect(resourceKeys('lock:', 'orders:42')).toEqual({
       lock: 'lock:{orders:42}',
       fence: 'lock:{orders:42}:fence',
       line: 'lock:{orders:42}:line',
       offers: 'lock:{orders:42}:offers',
       channel: 'lock:{orders:42}:released',
+      revoked: 'lock:{orders:42}:revoked',
     });
   });
 
@@ -53,14 +54,14 @@ describe('resourceKeys', () => {
       }
     }
     expect(clashes).toEqual([]);
-    expect(owners.size).toBe(KEYS.length * 5);
+    expect(owners.size).toBe(KEYS.length * 6);
   });
 
   it('can be read back to the user key, so the escaping loses nothing', () => {
     const lost = KEYS.filter((key) => {
       const tag = /^lock:\{(.*)\}$/s.exec(resourceKeys('lock:', key).lock)?.[1];
       if (tag === undefined || /[{}]/.test(tag)) return true;
-      return tag.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) !== key;
+      return unescapeKey(tag) !== key;
     });
     expect(lost).toEqual([]);
   });
@@ -71,7 +72,11 @@ describe('resourceKeys', () => {
       for (const key of KEYS) {
         const names = resourceKeys(prefix, key);
         const slot = calculateSlot(names.lock);
-        if ([names.fence, names.line, names.offers, names.channel].some((name) => calculateSlot(name) !== slot)) {
+        if (
+          [names.fence, names.line, names.offers, names.channel, names.revoked].some(
+            (name) => calculateSlot(name) !== slot,
+          )
+        ) {
           split.push(prefix + key);
         }
       }

@@ -8,6 +8,8 @@ export interface ResourceKeys {
   readonly offers: string;
   /** Release notices; a process in the line hears its own on `<channel>:<owner>`. */
   readonly channel: string;
+  /** The tokens a forced release ended (hash, token -> 1), kept until their holders' renewals asked. */
+  readonly revoked: string;
 }
 
 /**
@@ -23,9 +25,16 @@ export function resourceKeys(prefix: string, key: string): ResourceKeys {
     line: `${base}:line`,
     offers: `${base}:offers`,
     channel: `${base}:released`,
+    revoked: `${base}:revoked`,
   };
 }
 
-function escapeKey(key: string): string {
+/** A user key as it stands inside the hash tag: `{`, `}` and `%` as `%XX`. */
+export function escapeKey(key: string): string {
   return key.replace(/[%{}]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** The user key back from its form inside the hash tag (see escapeKey). */
+export function unescapeKey(escaped: string): string {
+  return escaped.replace(/%(7B|7D|25)/g, (_match, code: string) => String.fromCharCode(parseInt(code, 16)));
 }

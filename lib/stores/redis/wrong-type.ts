@@ -8,6 +8,7 @@ const KEY_TYPES: Readonly<Record<Exclude<keyof ResourceKeys, 'channel'>, string>
   fence: 'string',
   line: 'list',
   offers: 'hash',
+  revoked: 'hash',
 };
 
 /** The keys each operation's commands touch: where a WRONGTYPE can come from. */
@@ -27,6 +28,7 @@ const KEY_ROLES: Readonly<Record<keyof typeof KEY_TYPES, string>> = {
   fence: 'its fence counter',
   line: 'the key of its waiting line',
   offers: 'the key of its offers',
+  revoked: 'the key of its revoked tokens',
 };
 
 /** Why a WRONGTYPE happened: by the role of each key, and naming the keys (which carry the resolved key). */

@@ -1,0 +1,4 @@
+import { redisKind } from '../support/stores.js';
+import { describeListingContract } from './lock-listing.contract.js';
+
+describeListingContract(redisKind);
