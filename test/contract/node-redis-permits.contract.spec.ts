@@ -1,4 +1,4 @@
-import { nodeRedisPermitKind } from '../support/node-redis-stores.js';
+import { nodeRedisPermitKind } from '../support/client-stores.js';
 import { describePermitContract } from './permit-store.contract.js';
 
 describePermitContract(nodeRedisPermitKind(6), true);

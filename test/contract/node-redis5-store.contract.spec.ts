@@ -1,4 +1,4 @@
-import { nodeRedisKind } from '../support/node-redis-stores.js';
+import { nodeRedisKind } from '../support/client-stores.js';
 import { describeStoreContract } from './lock-store.contract.js';
 
 describeStoreContract(nodeRedisKind(5));

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { Redis as Valkey } from 'iovalkey';
 import { createClient as createClient6 } from 'redis';
 import { createClient as createClient5 } from 'redis5';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
@@ -93,3 +94,29 @@ export function nodeRedisPermitKind(major: NodeRedisMajor): PermitStoreKind {
     },
   };
 }
+
+/** Two RedisLockStores on iovalkey clients (the Valkey fork of ioredis, a port as it is), an ioredis admin. */
+export const iovalkeyKind: StoreKind = {
+  name: 'RedisLockStore on iovalkey',
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const url = testRedisUrl();
+    const options = { maxRetriesPerRequest: 1, commandTimeout: 2000 };
+    const store = new RedisLockStore({ client: new Valkey(url, options) as never, keyPrefix, ownsClient: true });
+    const other = new RedisLockStore({ client: new Valkey(url, options) as never, keyPrefix, ownsClient: true });
+    const admin = new Redis(url);
+    return {
+      store,
+      other,
+      async deleteLease(key) {
+        await admin.del(resourceKeys(keyPrefix, key).lock);
+      },
+      async rewindFence(key, value) {
+        await admin.set(resourceKeys(keyPrefix, key).fence, value);
+      },
+      async close() {
+        await Promise.all([store.close(), other.close(), admin.quit()]);
+      },
+    };
+  },
+};

@@ -1,0 +1,4 @@
+import { iovalkeyKind } from '../support/client-stores.js';
+import { describeStoreContract } from './lock-store.contract.js';
+
+describeStoreContract(iovalkeyKind);
