@@ -1,7 +1,10 @@
 import type { Library, Role } from './contenders/contender.js';
 import { floor } from './contenders/floor.js';
 import { murlock } from './contenders/murlock.js';
+import { advisoryLock } from './contenders/advisory-lock.js';
+import { nestjsLockService } from './contenders/nestjs-lock-service.js';
 import { nestjsLockFenced, nestjsLockPerWorker, nestjsLockShared, nestjsLockUsing } from './contenders/nestjs-lock.js';
+import { advisoryTransactionLockPool, nestjsLockPostgres } from './contenders/postgres.js';
 import { redisSemaphore } from './contenders/redis-semaphore.js';
 import { redlock } from './contenders/redlock.js';
 
@@ -15,6 +18,7 @@ export { FLOOR_POLL_MS } from './contenders/floor.js';
 export const LIBRARIES: readonly Library[] = [
   floor,
   nestjsLockShared,
+  nestjsLockService,
   nestjsLockUsing,
   nestjsLockFenced,
   nestjsLockPerWorker,
@@ -22,6 +26,9 @@ export const LIBRARIES: readonly Library[] = [
   redisSemaphore,
   murlock,
 ];
+
+/** The contenders of `npm run bench:postgres` on the Postgres server it starts (Redis is run by its own rows). */
+export const POSTGRES_LIBRARIES: readonly Library[] = [nestjsLockPostgres, advisoryTransactionLockPool, advisoryLock];
 
 /** This project's main row (one LockManager per process, acquire/release): what targets judge. */
 export const OURS = nestjsLockShared.name;
@@ -41,7 +48,7 @@ export function contendersFor(role: Role): Library[] {
 
 /** The contender of that name (how a forked worker finds what to run). */
 export function libraryNamed(name: string): Library {
-  const library = LIBRARIES.find((candidate) => candidate.name === name);
+  const library = [...LIBRARIES, ...POSTGRES_LIBRARIES].find((candidate) => candidate.name === name);
   if (!library) throw new Error(`no library "${name}" in the bench`);
   return library;
 }

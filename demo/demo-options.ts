@@ -6,6 +6,8 @@ export interface DemoOptions {
   readonly requests: number;
   /** Units in stock before the burst. @default 100 */
   readonly stock: number;
+  /** Attempts of one buyer's purchase sent at once with one `Idempotency-Key`. @default 30 */
+  readonly retries: number;
   /** Report ticks to count after the burst. @default 5 */
   readonly ticks: number;
   /** Print the report as JSON (progress still goes to stderr). @default false */
@@ -13,11 +15,13 @@ export interface DemoOptions {
   readonly help: boolean;
 }
 
-export const USAGE = `Usage: npm run demo -- [--requests 500] [--stock 100] [--ticks 5] [--json]
+export const USAGE = `Usage: npm run demo -- [--requests 500] [--stock 100] [--retries 30] [--ticks 5] [--json]
 
 Starts three instances of the sample app (and a redis-server of its own unless REDIS_URL is set), fires
---requests concurrent purchases of --stock units spread across them, counts report runs per tick over
---ticks seconds, then does the same with LOCKS=off and prints both side by side.`;
+--requests concurrent purchases of --stock units spread across them, sends one buyer's purchase --retries
+times at once with one Idempotency-Key (then again after each 409's Retry-After, and once late to each
+instance), counts report runs per tick over --ticks seconds, then does the same with LOCKS=off and prints
+both side by side.`;
 
 /** @throws Error with the usage when a flag is unknown or not a whole number */
 export function parseDemoOptions(argv: string[]): DemoOptions {
@@ -26,6 +30,7 @@ export function parseDemoOptions(argv: string[]): DemoOptions {
     options: {
       requests: { type: 'string', default: '500' },
       stock: { type: 'string', default: '100' },
+      retries: { type: 'string', default: '30' },
       ticks: { type: 'string', default: '5' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -34,6 +39,7 @@ export function parseDemoOptions(argv: string[]): DemoOptions {
   return {
     requests: count('requests', values.requests, 1),
     stock: count('stock', values.stock, 1),
+    retries: count('retries', values.retries, 1),
     ticks: count('ticks', values.ticks, 1),
     json: values.json,
     help: values.help,

@@ -1,16 +1,19 @@
 import type { DemoOptions } from './demo-options.js';
 import { lockedRunHolds, type Percentiles, type RunReport } from './run-report.js';
+import { retriesHold } from './retry-report.js';
+
+type Row = [string, (run: RunReport) => string];
 
 /** The two runs side by side, as a reader should see them. */
 export function renderReport(options: DemoOptions, locked: RunReport, unlocked: RunReport): string {
-  const rows: Array<[string, (run: RunReport) => string]> = [
+  const rows: Row[] = [
     [`units sold (stock ${options.stock})`, (run) => String(run.sold)],
     ['oversold (must be 0)', (run) => String(run.oversold)],
     ['stock left in Redis', (run) => String(run.stockLeft)],
     ['409 gave up waiting', (run) => String(run.conflicts)],
     ['422 out of stock', (run) => String(run.outOfStock)],
     ...(locked.failed + unlocked.failed > 0
-      ? [['failed requests', (run: RunReport) => String(run.failed)] as [string, (run: RunReport) => string]]
+      ? [['failed requests', (run: RunReport) => String(run.failed)] as Row]
       : []),
     ['overlapping read-modify-writes', (run) => String(run.overlaps)],
     ['wait before work p50 / p95 / max, ms', (run) => triple(run.waitMs, 'max')],
@@ -18,8 +21,20 @@ export function renderReport(options: DemoOptions, locked: RunReport, unlocked: 
     ['  between instances', (run) => (run.handoffMs ? `${run.crossInstanceHandoffs} of ${run.handoffMs.count}` : '—')],
     ['report runs per tick (must be 1)', (run) => run.reportRuns.map((tick) => tick.instances.length).join(' ')],
   ];
-  const label = Math.max(...rows.map(([name]) => name.length));
-  const width = Math.max(22, ...rows.flatMap(([, cell]) => [cell(locked).length, cell(unlocked).length]));
+  const retryRows: Row[] = [
+    ['requests sent with the one key', (run) => String(run.retried.attempts)],
+    ['purchases that ran (must be 1)', (run) => String(run.retried.ran)],
+    ['409 + Retry-After (first still running)', (run) => String(run.retried.conflicts)],
+    ['replayed (Idempotent-Replayed: true)', (run) => String(run.retried.replayed)],
+    ...(locked.retried.failed + unlocked.retried.failed > 0
+      ? [['failed requests', (run: RunReport) => String(run.retried.failed)] as Row]
+      : []),
+    ['sale ids the buyer got (must be 1)', (run) => String(run.retried.saleIds)],
+    ['stock deducted (must be 1)', (run) => String(run.retried.deducted)],
+  ];
+  const allRows = [...rows, ...retryRows];
+  const label = Math.max(...allRows.map(([name]) => name.length));
+  const width = Math.max(22, ...allRows.flatMap(([, cell]) => [cell(locked).length, cell(unlocked).length]));
   const line = (name: string, a: string, b: string): string =>
     `  ${name.padEnd(label)}  ${a.padStart(width)}  ${b.padStart(width)}`;
   return [
@@ -30,6 +45,11 @@ export function renderReport(options: DemoOptions, locked: RunReport, unlocked: 
     line('', 'with the lock', 'without (LOCKS=off)'),
     ...rows.map(([name, cell]) => line(name, cell(locked), cell(unlocked))),
     '',
+    `then one buyer's purchase sent ${options.retries} times at once with one Idempotency-Key,`,
+    'each 409 sent again after its Retry-After, then once more to each instance',
+    '',
+    ...retryRows.map(([name, cell]) => line(name, cell(locked), cell(unlocked))),
+    '',
     verdict(locked, unlocked),
     '',
   ].join('\n');
@@ -37,13 +57,17 @@ export function renderReport(options: DemoOptions, locked: RunReport, unlocked: 
 
 function verdict(locked: RunReport, unlocked: RunReport): string {
   const withLock = lockedRunHolds(locked)
-    ? 'With the lock: nothing oversold, no overlapping writes, one report per tick.'
+    ? 'With the lock: nothing oversold, no overlapping writes, one report per tick, and the retried purchase ' +
+      `ran once (${locked.retried.replayed} retries replayed its answer).`
     : 'With the lock: FAILED, see the table above.';
   const duplicates = unlocked.reportRuns.reduce((sum, tick) => sum + Math.max(0, tick.instances.length - 1), 0);
+  const retried = retriesHold(unlocked.retried)
+    ? ''
+    : ` The retried purchase ran ${unlocked.retried.ran} times and deducted ${unlocked.retried.deducted} units.`;
   const withoutLock =
     unlocked.oversold > 0 || duplicates > 0
-      ? `Without it: ${unlocked.oversold} units oversold, ${duplicates} duplicate report runs.`
-      : 'Without it: no oversell this time (the race did not show); try more --requests.';
+      ? `Without it: ${unlocked.oversold} units oversold, ${duplicates} duplicate report runs.${retried}`
+      : `Without it: no oversell this time (the race did not show); try more --requests.${retried}`;
   return `${withLock}\n${withoutLock}`;
 }
 

@@ -5,18 +5,22 @@ import { ChildProcesses } from './child-processes.js';
 import { ProgressLine } from './progress-line.js';
 import { purchaseBurst, type PurchaseOutcome } from './purchase-burst.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
+import { retriedPurchase, type RetryAttempt } from './retried-purchase.js';
+import { analyseRetries } from './retry-report.js';
 import { renderReport } from './render-report.js';
 import { watchReportRuns } from './report-runs.js';
 import { analyseRun, lockedRunHolds, type RunReport } from './run-report.js';
 import { startInstance, type SampleInstance } from './sample-instance.js';
 
 /**
- * `npm run demo`: the sample app's three instances under a burst of purchases and a per-second report,
- * once with locks and once with LOCKS=off, side by side. Exits 1 when the run with locks oversold,
- * overlapped or ran a report tick other than once; every process it started is stopped before it exits.
+ * `npm run demo`: the sample app's three instances under a burst of purchases, one buyer's purchase retried
+ * many times with one `Idempotency-Key`, and a per-second report, once with locks and once with LOCKS=off,
+ * side by side. Exits 1 when the run with locks oversold, overlapped, ran the retried purchase other than
+ * once or a report tick other than once; every process it started is stopped before it exits.
  */
 const INSTANCE_IDS = ['a', 'b', 'c'];
 const PRODUCT = 'demo-product';
+const RETRIED_PRODUCT = 'demo-retried';
 
 const processes = new ChildProcesses();
 const progress = new ProgressLine();
@@ -112,13 +116,28 @@ async function runOnce(options: DemoOptions, redisUrl: string, keyPrefix: string
     const burstMs = performance.now() - burstStart;
     progress.done();
 
+    // enough stock for every attempt to buy, so that without locks each one that runs shows as a deduction
+    const retriedStock = options.retries + urls.length;
+    await call('PUT', `${urls[0]}/inventory/${RETRIED_PRODUCT}`, { stock: retriedStock });
+    let sent = 0;
+    const attempts = await retriedPurchase(urls, RETRIED_PRODUCT, options.retries, (attempt: RetryAttempt) => {
+      sent++;
+      const what = attempt.status === 201 ? (attempt.replayed ? 'replayed' : 'ran') : String(attempt.status);
+      progress.update(`${label}: one purchase with one Idempotency-Key, attempt ${sent}: ${what}`);
+    });
+    progress.done();
+    const { stock: retriedLeft } = (await call('GET', `${urls[0]}/inventory/${RETRIED_PRODUCT}`)) as {
+      stock: number;
+    };
+
     const firstTick = Math.floor(Date.now() / 1000) + 1;
     const reportRuns = await watchReportRuns(data, firstTick, options.ticks, (seen) =>
       progress.update(`${label}: report ticks ${seen}/${options.ticks}`),
     );
     progress.done();
     const { stock: stockLeft } = (await call('GET', `${urls[0]}/inventory/${PRODUCT}`)) as { stock: number };
-    return analyseRun({ locks, stock: options.stock, stockLeft, outcomes, reportRuns, burstMs });
+    const retried = analyseRetries(attempts, retriedStock, retriedLeft);
+    return analyseRun({ locks, stock: options.stock, stockLeft, outcomes, retried, reportRuns, burstMs });
   } finally {
     await Promise.all(instances.map((instance) => instance.stop()));
     if (!ownRedis) await removeKeys(data, keyPrefix);

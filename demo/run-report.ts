@@ -1,6 +1,7 @@
 import type { Sale } from '../sample/inventory/inventory.service.js';
 import type { PurchaseOutcome } from './purchase-burst.js';
 import type { TickRuns } from './report-runs.js';
+import { retriesHold, type RetryReport } from './retry-report.js';
 
 /** Percentiles of a set of durations, in ms. */
 export interface Percentiles {
@@ -37,6 +38,8 @@ export interface RunReport {
   /** Hand-offs whose two sales ran on different instances. */
   readonly crossInstanceHandoffs: number;
   readonly salesByInstance: Record<string, number>;
+  /** One buyer's purchase sent many times with one `Idempotency-Key`. Must run and deduct once with locks. */
+  readonly retried: RetryReport;
   /** Who ran the report in each tick. Must be one instance per tick with locks. */
   readonly reportRuns: TickRuns[];
   /** How long the burst took, in ms. */
@@ -49,6 +52,7 @@ export function lockedRunHolds(report: RunReport): boolean {
     report.oversold === 0 &&
     report.overlaps === 0 &&
     report.stockLeft >= 0 &&
+    retriesHold(report.retried) &&
     report.reportRuns.every((tick) => tick.instances.length === 1)
   );
 }
@@ -59,6 +63,7 @@ export function analyseRun(input: {
   stock: number;
   stockLeft: number;
   outcomes: readonly PurchaseOutcome[];
+  retried: RetryReport;
   reportRuns: TickRuns[];
   burstMs: number;
 }): RunReport {
@@ -103,6 +108,7 @@ export function analyseRun(input: {
     handoffMs: input.locks ? percentiles(handoffs) : null,
     crossInstanceHandoffs: input.locks ? crossInstanceHandoffs : 0,
     salesByInstance,
+    retried: input.retried,
     reportRuns: input.reportRuns,
     burstMs: Math.round(input.burstMs),
   };

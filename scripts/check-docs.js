@@ -2,8 +2,8 @@
 // API. Each block compiles as a module of its own, with the repository's tsconfig (`nestjs-lock` is lib/index.ts).
 // Conventions for writers:
 // - Imports may be left out: a name the block uses but does not declare is imported from nestjs-lock (any public
-//   export), nestjs-lock/store (what a store implements), @nestjs/common (any export), or the packages listed in
-//   FRAMEWORK_NAMES below.
+//   export), nestjs-lock/store (what a store implements), nestjs-lock/postgres (the PostgreSQL helpers),
+//   @nestjs/common (any export), or the packages listed in FRAMEWORK_NAMES below.
 // - `<!-- docs:check ... -->` on the lines right above a block adds hidden code before it: the reader's own
 //   classes and values the example relies on (`declare const locks: LockService;`).
 // - A block fenced as ```ts ignore is not checked (a deliberate fragment; keep them rare).
@@ -249,7 +249,12 @@ function exportsOfPackages(packages) {
 function importTable() {
   const table = new Map();
   const claim = (pkg, names) => names.forEach((name) => table.has(name) || table.set(name, pkg));
-  for (const [pkg, names] of exportsOfPackages(['nestjs-lock', 'nestjs-lock/store', '@nestjs/common']))
+  for (const [pkg, names] of exportsOfPackages([
+    'nestjs-lock',
+    'nestjs-lock/store',
+    'nestjs-lock/postgres',
+    '@nestjs/common',
+  ]))
     claim(pkg, names);
   for (const [pkg, names] of Object.entries(FRAMEWORK_NAMES)) claim(pkg, names);
   return table;

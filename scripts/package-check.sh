@@ -4,7 +4,8 @@
 #    `prepack` builds it afresh): the tarball must hold every entry point, both builds' typings, no source map;
 # 2. an application with that tarball and the required peers only compiles test/package/consumer.ts with
 #    `strict` and `skipLibCheck: false`, as an ES module and as CommonJS, then imports and requires it; the same
-#    for its own store on the `nestjs-lock/store` entry (test/package/custom-store.ts);
+#    for its own store on the `nestjs-lock/store` entry (test/package/custom-store.ts) and for the PostgreSQL
+#    helpers of `nestjs-lock/postgres` without `pg` installed (test/package/postgres-helpers.ts);
 # 3. with ioredis and @nestjs/terminus added, it compiles test/package/consumer-with-peers.ts.
 # With --from-git, a second application also installs the package the way `npm install <git url>` does.
 # Versions are the ones package.json pins for development, so npm finds them in its cache.
@@ -73,9 +74,11 @@ cp "$scratch/clone/test/package/consumer.ts" app.mts
 cp "$scratch/clone/test/package/consumer.ts" app.cts
 cp "$scratch/clone/test/package/custom-store.ts" store.mts
 cp "$scratch/clone/test/package/custom-store.ts" store.cts
+cp "$scratch/clone/test/package/postgres-helpers.ts" postgres.mts
+cp "$scratch/clone/test/package/postgres-helpers.ts" postgres.cts
 read_files="$(npx tsc -p tsconfig.json --listFiles)" || fail "$(grep 'error TS' <<<"$read_files")"
 for build in esm cjs; do
-  for entry in index store; do
+  for entry in index store postgres; do
     grep -q "nestjs-lock/dist/$build/$entry.d.ts" <<<"$read_files" || fail "the compiler never read dist/$build/$entry.d.ts"
   done
 done
@@ -84,6 +87,10 @@ node --input-type=module -e "import { LockManager, MemoryLockStore } from 'nestj
 node -e "const { LockManager, MemoryLockStore } = require('nestjs-lock'); $locked"
 node --input-type=module -e "import 'nestjs-lock/store';"
 node -e "require('nestjs-lock/store');"
+# pg is an optional peer loaded when a store is built: the helpers' entry must load without it
+id="const id = advisoryLockId('invoice:42'); if (id !== '8754635089011177105') throw new Error(id);"
+node --input-type=module -e "import { advisoryLockId } from 'nestjs-lock/postgres'; $id"
+node -e "const { advisoryLockId } = require('nestjs-lock/postgres'); $id"
 
 step "the same application with ioredis and @nestjs/terminus"
 mapfile -t peers < <(pinned ioredis @nestjs/terminus)

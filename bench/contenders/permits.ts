@@ -3,6 +3,8 @@ import { Semaphore, TimeoutError } from 'redis-semaphore';
 import { LockManager, LockNotAcquiredError, RedisLockStore } from '../../lib/index.js';
 import type { PermitMode } from '../../lib/store.js';
 import { TTL, heldByCallback, type Held } from './contender.js';
+import { openNestLocks } from './nest-application.js';
+import { SERVICE } from './nestjs-lock-service.js';
 
 /** What a permit request asks for: one of `limit` places of a semaphore, or a read or write permit. */
 export type PermitAsk = { readonly limit: number } | { readonly mode: PermitMode };
@@ -79,6 +81,29 @@ function nestjsLockPermits(name: string, shared: boolean): PermitLibrary {
   };
 }
 
+/**
+ * Ours as a Nest user calls it: the `LockService` of a Nest application context, `acquire(key, { ttl, wait,
+ * autoRenew: false, limit | mode })` with the options written at the call, then `release()`.
+ */
+const nestjsLockServicePermits: PermitLibrary = {
+  name: SERVICE,
+  shared: true,
+  kind: 'ours',
+  readersWriter: true,
+  waiting: `${OURS_WAITING}; through LockService.acquire() with options per call, autoRenew off`,
+  async open(url) {
+    const { locks, close } = await openNestLocks(url);
+    return retryingPermits(
+      (error) => error instanceof LockNotAcquiredError,
+      async (key, ask) => {
+        const lock = await locks.acquire(key, { ttl: TTL, wait: 10_000, autoRenew: false, ...ask });
+        return { release: async () => void (await lock.release()) };
+      },
+      close,
+    );
+  },
+};
+
 /** redis-semaphore's Semaphore at its defaults; no readers-writer lock in it. */
 const redisSemaphorePermits: PermitLibrary = {
   name: 'redis-semaphore',
@@ -106,6 +131,7 @@ const redisSemaphorePermits: PermitLibrary = {
 /** Every contender of the permit scenarios, in the order of their tables. */
 export const PERMIT_LIBRARIES: readonly PermitLibrary[] = [
   nestjsLockPermits('nestjs-lock', true),
+  nestjsLockServicePermits,
   nestjsLockPermits('nestjs-lock/per-worker', false),
   redisSemaphorePermits,
 ];

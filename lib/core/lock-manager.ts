@@ -31,6 +31,7 @@ import {
   resolveSettings,
   type LockSettings,
 } from '../options/lock-settings.js';
+import { SettingsMemo } from '../options/settings-memo.js';
 import { MAX_DURATION } from '../utils/duration.js';
 import { toMilliseconds } from '../options/duration-option.js';
 import { printable } from '../utils/printable.js';
@@ -105,6 +106,12 @@ export class LockManager {
   /** Semaphores and readers-writer locks, from the first call that asks for a `limit` or `mode`. */
   private permits?: PermitEngine;
   private closing?: Promise<void>;
+  /** The settings last resolved per kind of call, for the next call that writes the same options again. */
+  private readonly settingsMemos = {
+    acquire: new SettingsMemo(),
+    tryAcquire: new SettingsMemo(),
+    using: new SettingsMemo(),
+  };
   /** The settings of a lease handed to the caller (`acquire`, `tryAcquire`) with no options: not renewed. */
   private readonly handedOutSettings: LockSettings;
   /** How a locked scope takes its keys: as `acquire` does, reusing what the flow holds of this manager. */
@@ -541,10 +548,14 @@ export class LockManager {
   private settingsOf(options: LockSectionOptions | undefined, call: 'acquire' | 'tryAcquire' | 'using'): LockSettings {
     // the usual call names no options: its settings are made once
     if (options === undefined) return call === 'using' ? this.settings : this.handedOutSettings;
+    const memo = this.settingsMemos[call];
+    const known = typeof options === 'object' && options !== null ? memo.get(options) : undefined;
+    if (known) return known;
     checkOptionNames(options, OPTIONS_OF[call]);
-    const settings = this.resolve(options);
+    let settings = this.resolve(options);
     // acquire() hands the lease to the caller, who may forget it: it is renewed only when asked
-    if (call !== 'using' && options?.autoRenew === undefined) return { ...settings, autoRenew: false };
+    if (call !== 'using' && options?.autoRenew === undefined) settings = { ...settings, autoRenew: false };
+    memo.set(options, settings);
     return settings;
   }
 }

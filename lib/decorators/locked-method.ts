@@ -140,9 +140,9 @@ export class LockedMethod {
     };
     // a scheduled method is called by its scheduler, who has nobody to give a conflict to
     const onContention = this.definition.onContention ?? (binding.runs ? 'skip' : 'throw');
-    const scope = { keyTemplateOf, onContention: onContention === 'skip' ? skip : undefined };
+    const scope = { keyTemplateOf, onContention: onContention === 'skip' ? skip : undefined, holdAtLeast };
     const ticks = holdAtLeast === undefined ? binding.runs?.tickSchedule() : undefined;
-    if (!ticks) return service.runLocked(keys, settings, run, { ...scope, holdAtLeast });
+    if (!ticks) return service.runLocked(keys, settings, run, scope);
     const claim = { key: tickClaimKey(label, keys), settings: this.claimSettingsFor(service, settings), ticks };
     return runOncePerTick(service, { ...claim, onClaimed: skip }, (started) =>
       service.runLocked(

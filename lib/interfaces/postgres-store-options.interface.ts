@@ -8,6 +8,7 @@ export interface PostgresQueryResult {
  * of an ORM (TypeORM's `queryRunner`'s driver connection, Knex's, Kysely's, Drizzle's node-postgres client).
  */
 export interface PostgresClientLike {
+  /** Runs one statement with `$1`-style parameters; resolves its rows. */
   query(text: string, values?: readonly unknown[]): Promise<PostgresQueryResult>;
 }
 

@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
-import { WithLock } from 'nestjs-lock';
+import { Idempotent, WithLock } from 'nestjs-lock';
 import { InventoryService, type Sale } from './inventory.service.js';
 
 /**
@@ -7,6 +7,10 @@ import { InventoryService, type Sale } from './inventory.service.js';
  * read-modify-writes of the stock never overlap, whichever instance serves them. A buyer waits up to
  * 3 s for its turn, then gets `409 Conflict` with `Retry-After`. Different products do not wait on
  * each other.
+ *
+ * A purchase is also `@Idempotent()`: a client that retries it with the same `Idempotency-Key` header (a
+ * timeout, a double click) buys once. A retry that comes while the first still runs gets `409` with
+ * `Retry-After`; one that comes later gets the first sale again, with `Idempotent-Replayed: true`.
  */
 @Controller('inventory')
 export class InventoryController {
@@ -32,6 +36,7 @@ export class InventoryController {
   }
 
   @Post(':productId/purchase')
+  @Idempotent()
   @WithLock('inventory:<productId>', { wait: '3s' })
   purchase(@Param('productId') productId: string): Promise<Sale> {
     return this.inventory.purchase(productId);

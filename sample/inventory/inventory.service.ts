@@ -1,10 +1,13 @@
 import { Inject, Injectable, UnprocessableEntityException } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { SampleConfig } from '../config/sample-config.js';
 import { STORAGE, type Storage } from '../storage/storage.js';
 
 /** A confirmed purchase. */
 export interface Sale {
+  /** Random per sale: a replayed answer carries the id of the sale it replays. */
+  readonly id: string;
   readonly productId: string;
   /** Units left after this sale. */
   readonly left: number;
@@ -44,6 +47,13 @@ export class InventoryService {
     if (stock <= 0) throw new UnprocessableEntityException(`Product "${productId}" is out of stock.`);
     // two unguarded buyers can both read the same stock above and both write it minus one: an oversell
     await this.storage.set({ [stockKey(productId)]: String(stock - 1) });
-    return { productId, left: stock - 1, instance: this.config.instanceId, startedAt, finishedAt: now() };
+    return {
+      id: randomUUID(),
+      productId,
+      left: stock - 1,
+      instance: this.config.instanceId,
+      startedAt,
+      finishedAt: now(),
+    };
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
 import { InventoryService, type Sale } from '../inventory/inventory.service.js';
 
-/** The demo's comparison run only: {@link InventoryController} without `@WithLock`. */
+/** The demo's comparison run only: {@link InventoryController} without `@WithLock` and `@Idempotent()`. */
 @Controller('inventory')
 export class UnlockedInventoryController {
   constructor(private readonly inventory: InventoryService) {}

@@ -39,8 +39,18 @@ function startedPids(stderr: string): number[] {
 }
 
 describe('npm run demo', () => {
-  it('with the lock sells no unit twice and runs one report per tick; without it, oversells and duplicates', async () => {
-    const { demo, stdout, stderr } = startDemo(['--requests', '100', '--stock', '20', '--ticks', '3', '--json']);
+  it('with the lock: no unit sold twice, a retried purchase run once, one report per tick; without: all of it many times', async () => {
+    const { demo, stdout, stderr } = startDemo([
+      '--requests',
+      '100',
+      '--stock',
+      '20',
+      '--retries',
+      '20',
+      '--ticks',
+      '3',
+      '--json',
+    ]);
     const code = await exitOf(demo);
     if (code !== 0) throw new Error(`demo exited ${code}:\n${stderr()}\n${stdout()}`);
     const report = JSON.parse(stdout()) as { ok: boolean; locked: RunReport; unlocked: RunReport; pids: number[] };
@@ -50,16 +60,27 @@ describe('npm run demo', () => {
     expect(report.locked.conflicts + report.locked.outOfStock).toBe(80);
     expect(report.locked.handoffMs?.count).toBeGreaterThan(0);
     expect(report.locked.reportRuns.map((tick) => tick.instances.length)).toEqual([1, 1, 1]);
+    // one buyer's purchase, sent 20 times at once with one Idempotency-Key, retried after each 409, then late
+    expect(report.locked.retried).toMatchObject({ ran: 1, saleIds: 1, deducted: 1, failed: 0 });
+    expect(report.locked.retried.replayed).toBeGreaterThan(0);
+    expect(report.locked.retried.attempts).toBeGreaterThanOrEqual(23);
+    expect(report.locked.retried.ran + report.locked.retried.conflicts + report.locked.retried.replayed).toBe(
+      report.locked.retried.attempts,
+    );
 
     expect(report.unlocked.oversold).toBeGreaterThan(0);
     expect(report.unlocked.overlaps).toBeGreaterThan(0);
     const unlockedRuns = report.unlocked.reportRuns.reduce((sum, tick) => sum + tick.instances.length, 0);
     expect(unlockedRuns).toBeGreaterThan(3);
+    // without @Idempotent() every attempt runs and the buyer is told of 23 sales; the stock loses at least one
+    // unit to the burst (its writes overlap) and one to each of the 3 late retries, which come one by one
+    expect(report.unlocked.retried).toMatchObject({ attempts: 23, ran: 23, saleIds: 23, replayed: 0 });
+    expect(report.unlocked.retried.deducted).toBeGreaterThanOrEqual(4);
 
     // redis-server (unless REDIS_URL was given) and six instances, all gone
     expect(report.pids.length).toBeGreaterThanOrEqual(6);
     expect(report.pids.filter(groupAlive)).toEqual([]);
-  }, 90_000);
+  }, 120_000);
 
   // the orderly stop of ready instances is the one every run ends with (checked above); here, the signal
   it('stops every process it started on Ctrl-C (SIGINT), even while its instances still boot, and exits 130', async () => {

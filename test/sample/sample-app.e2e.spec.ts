@@ -62,6 +62,38 @@ describe('the sample app, two instances on one Redis', () => {
       expect(response.body.startedAt).toBeGreaterThanOrEqual(releasedAt);
     });
 
+    it('sells once to a purchase retried with one Idempotency-Key: 409 while it runs, then the same sale replayed', async () => {
+      await request('PUT', `${a.url}/inventory/p5`, { stock: 5 });
+      const key = { 'Idempotency-Key': '"sample-retry-1"' };
+      // the first attempt claims the key, then waits for the product's lock, held here
+      const held = await a.app.get(LockService).acquire('inventory:p5');
+      const first = request<Sale>('POST', `${b.url}/inventory/p5/purchase`, undefined, key);
+      const { channel } = resourceKeys(`${keyPrefix}lock:`, 'inventory:p5');
+      await until(async () => (await channelListeners(admin, channel)) > 0);
+      const duplicate = await request('POST', `${a.url}/inventory/p5/purchase`, undefined, key);
+      expect(duplicate.status).toBe(409);
+      expect(Number(duplicate.headers.get('retry-after'))).toBeGreaterThanOrEqual(0);
+      await held.release();
+      const sold = await first;
+      expect(sold.status).toBe(201);
+      expect(sold.headers.get('idempotent-replayed')).toBeNull();
+
+      for (const instance of [a, b]) {
+        const retry = await request<Sale>('POST', `${instance.url}/inventory/p5/purchase`, undefined, key);
+        expect(retry.status).toBe(201);
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(retry.body).toEqual(sold.body);
+      }
+      expect((await request('GET', `${a.url}/inventory/p5`)).body).toEqual({ productId: 'p5', stock: 4 });
+      // another buyer's key is another purchase
+      const other = await request<Sale>('POST', `${a.url}/inventory/p5/purchase`, undefined, {
+        'Idempotency-Key': '"sample-retry-2"',
+      });
+      expect(other.status).toBe(201);
+      expect(other.body.id).not.toBe(sold.body.id);
+      expect(other.body.left).toBe(3);
+    });
+
     it('answers 400 to a restock without a whole number of units', async () => {
       for (const body of [{}, { stock: -1 }, { stock: 1.5 }, { stock: '3' }]) {
         expect((await request('PUT', `${a.url}/inventory/p3`, body)).status).toBe(400);

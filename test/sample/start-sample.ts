@@ -21,15 +21,16 @@ export async function startSample(values: Partial<SampleConfig>): Promise<Runnin
   return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
-/** A JSON request; resolves with the status and the parsed body. */
+/** A JSON request, with `headers` besides; resolves with the status and the parsed body. */
 export async function request<T = unknown>(
   method: string,
   url: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: T; headers: Headers }> {
   const response = await fetch(url, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();

@@ -4,7 +4,13 @@ import { LockLostError, type LockLostReason } from '../../errors/lock-lost.error
 import type { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { asStoreError } from '../../errors/lock-store.error.js';
 import type { LateGrant } from '../waiting/late-grant.js';
-import type { LockEventBase, LockEvents, LockStoreOperation } from './lock-events.js';
+import type {
+  LockAcquiredEvent,
+  LockEventBase,
+  LockEvents,
+  LockReleasedEvent,
+  LockStoreOperation,
+} from './lock-events.js';
 import type { Lock } from '../lock.js';
 import type { LockSettings } from '../../options/lock-settings.js';
 
@@ -103,14 +109,18 @@ export class LockObserver {
     const { key, keyTemplate, label } = trace;
     lock.observed = { key, keyTemplate, label, acquiredAt: now, ended: false } satisfies Lease;
     if (!this.events.has('acquired')) return;
-    this.events.emit('acquired', {
-      ...eventBase(trace),
+    // one literal of a fixed shape (no spreads): this runs for every grant while telemetry listens
+    const acquired: { -readonly [K in keyof LockAcquiredEvent]: LockAcquiredEvent[K] } = {
+      key,
+      keyTemplate,
       lock,
-      ...(lock.fence === undefined ? {} : { fence: lock.fence }),
       ttl: lock.ttl,
       waitTime,
       attempts: trace.attempts,
-    });
+    };
+    if (label !== undefined) acquired.label = label;
+    if (lock.fence !== undefined) acquired.fence = lock.fence;
+    this.events.emit('acquired', acquired);
   }
 
   /** The store failed during the acquisition, which ends it. */
@@ -142,13 +152,17 @@ export class LockObserver {
     const lease = this.end(lock);
     if (!lease || !this.events.has('released')) return;
     const now = performance.now();
-    this.events.emit('released', {
-      ...eventBase(lease),
+    // one literal of a fixed shape (no spreads), as for 'acquired'
+    const released: { -readonly [K in keyof LockReleasedEvent]: LockReleasedEvent[K] } = {
+      key: lease.key,
+      keyTemplate: lease.keyTemplate,
       lock,
       holdTime: now - lease.acquiredAt,
-      ...(keptFor === undefined ? {} : { keptFor }),
-      ...pastDrain(lease, now),
-    });
+    };
+    if (lease.label !== undefined) released.label = lease.label;
+    if (keptFor !== undefined) released.keptFor = keptFor;
+    if (lease.drainEndedAt !== undefined) released.pastDrain = now - lease.drainEndedAt;
+    this.events.emit('released', released);
   }
 
   /** The shutdown's drain of `drainTimeout` ms ended while `lock` was held; the lease stays held. */

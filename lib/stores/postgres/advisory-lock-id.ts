@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
  * as a signed bigint (PostgreSQL's `bigint`), in decimal. Two distinct keys share an id with a chance of
  * about n²/2⁶⁵ among n keys (one in 37 million for a million keys), and the prefix keeps the small ids an
  * application picks by hand (`pg_advisory_lock(42)`) from meeting ours but by the same chance.
- * @example advisoryLockId('invoice:42') // '-4811913311345373384' (a string: bigints beyond 2⁵³ lose digits as numbers)
+ * @example advisoryLockId('invoice:42') // '8754635089011177105' (a string: bigints beyond 2⁵³ lose digits as numbers)
  */
 export function advisoryLockId(key: string): string {
   const digest = createHash('sha256').update(`nestjs-lock:${key}`, 'utf8').digest();

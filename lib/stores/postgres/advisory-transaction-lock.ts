@@ -8,6 +8,7 @@ import { advisoryLockId } from './advisory-lock-id.js';
  * `query(text, values)` whose answer is `{ rows }` or the rows themselves (TypeORM's `QueryRunner`).
  */
 export interface AdvisoryLockClient {
+  /** Runs one statement with `$1`-style parameters. */
   query(text: string, values?: readonly unknown[]): Promise<unknown>;
 }
 

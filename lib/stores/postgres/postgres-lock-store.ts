@@ -13,6 +13,7 @@ import type { PostgresClientLike, PostgresPoolLike } from '../../interfaces/post
 import { loadPg, type PgModule } from './load-pg.js';
 import { PostgresListener } from './postgres-listener.js';
 import { PostgresPermits } from './postgres-permits.js';
+import { PostgresRecords } from './postgres-records.js';
 import { postgresStoreError } from './postgres-errors.js';
 import {
   resolvePostgresOptions,
@@ -69,7 +70,8 @@ interface Statements {
 export class PostgresLockStore implements LockStore {
   /**
    * A line of waiting processes per key (with hand-over to this process's next waiter), its hand-off
-   * window, and permits (semaphores, readers-writer locks) on the same keys and fences.
+   * window, permits (semaphores, readers-writer locks) on the same keys and fences, and the response records
+   * of idempotent requests (`<table>_records`).
    */
   readonly capabilities: LockStoreCapabilities;
   private readonly handoffWindow: number;
@@ -126,7 +128,11 @@ export class PostgresLockStore implements LockStore {
         session: (operation, key, work) => this.session(operation, key, work),
         run: (operation, key, command) => this.run(operation, key, command),
       }),
-      absent: { records: 'the Postgres store keeps no response records yet' },
+      records: new PostgresRecords({
+        tables: this.tables,
+        stored: (key) => this.stored(key),
+        run: (operation, key, command) => this.run(operation, key, command),
+      }),
     };
   }
 

@@ -48,8 +48,9 @@ export interface ResolvedPostgresOptions {
 }
 
 /**
- * A table or schema name the store can quote safely and suffix (`_waiters`, `_permits`) within the 63 bytes
- * of an identifier: letters, digits and `_`, not starting with a digit, lower case (as unquoted SQL folds it).
+ * A table or schema name the store can quote safely and suffix (`_waiters`, `_permits`, `_records_exp`) within
+ * the 63 bytes of an identifier: letters, digits and `_`, not starting with a digit, lower case (as unquoted SQL
+ * folds it).
  */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,49}$/;
 

@@ -55,7 +55,7 @@ export async function checkTables(pool: PostgresPoolLike, tables: PostgresTables
       );
     }
   }
-  const all = [tables.leases, tables.waiters, tables.permits];
+  const all = [tables.leases, tables.waiters, tables.permits, tables.records];
   const { rows: privileges } = await pool.query(PRIVILEGES_SQL, [all]);
   const denied = (privileges as Array<{ name: string; writable: boolean }>)
     .filter((row) => !row.writable)

@@ -8,6 +8,8 @@ export interface PostgresTables {
   readonly waiters: string;
   /** `"schema"."table_permits"`: one row per live permit of a semaphore or a readers-writer lock. */
   readonly permits: string;
+  /** `"schema"."table_records"`: one row per response kept for an idempotent request, until its expiry. */
+  readonly records: string;
   /** The leases table as `regclass` text for catalog look-ups: `schema.table`, each part quoted. */
   readonly schema: string;
   readonly table: string;
@@ -25,6 +27,7 @@ export function postgresTables(schema: string, table: string): PostgresTables {
     leases: `${quote(schema)}.${quote(table)}`,
     waiters: `${quote(schema)}.${quote(`${table}_waiters`)}`,
     permits: `${quote(schema)}.${quote(`${table}_permits`)}`,
+    records: `${quote(schema)}.${quote(`${table}_records`)}`,
     schema,
     table,
     channel: `nestjs_lock_${createHash('sha256').update(`${schema}.${table}`).digest('hex').slice(0, 16)}`,

@@ -76,9 +76,10 @@ describe('LockModule options with postgres', () => {
 });
 
 describe('PostgresLockStore.ddl()', () => {
-  it('prints idempotent DDL of the three tables under the names given', () => {
+  it('prints idempotent DDL of the four tables under the names given', () => {
     const ddl = PostgresLockStore.ddl({ table: 'app_locks', schema: 'locks' });
-    for (const table of ['"locks"."app_locks"', '"locks"."app_locks_waiters"', '"locks"."app_locks_permits"']) {
+    const tables = ['app_locks', 'app_locks_waiters', 'app_locks_permits', 'app_locks_records'];
+    for (const table of tables.map((name) => `"locks"."${name}"`)) {
       expect(ddl).toContain(`CREATE TABLE IF NOT EXISTS ${table}`);
     }
     expect(PostgresLockStore.ddl()).toContain('CREATE TABLE IF NOT EXISTS "public"."nestjs_lock" (');

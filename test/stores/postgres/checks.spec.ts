@@ -50,7 +50,7 @@ describe('PostgresLockStore startup checks', () => {
     );
     await Promise.all(all.map((store) => store.verify()));
     const { rows } = await admin.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'boot'");
-    expect(rows[0].n).toBe(3);
+    expect(rows[0].n).toBe(4);
   });
 
   it('with createTable: false, refuses to start without the table and names the DDL to run', async () => {

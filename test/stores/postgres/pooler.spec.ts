@@ -90,4 +90,17 @@ describe('PostgresLockStore behind PgBouncer in transaction mode', () => {
     await lock.release();
     await (await waiting).release();
   });
+
+  it('keeps, refuses a second keep of, reads and deletes response records through the pooler', async () => {
+    const keyPrefix = uniquePrefix();
+    const [one, two] = [0, 1].map(() => storeOf({ connectionString: bouncer.url, directUrl: server.url, keyPrefix }));
+    const [records, others] = [one.capabilities.records!, two.capabilities.records!];
+    const kept = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 ? others : records).put('r', `v${i}`, 60_000)),
+    );
+    expect(kept.filter(Boolean)).toHaveLength(1);
+    expect(await others.get('r')).toBe(`v${kept.indexOf(true)}`);
+    await records.delete('r');
+    expect(await others.get('r')).toBeUndefined();
+  });
 });

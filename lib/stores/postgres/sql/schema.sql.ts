@@ -44,6 +44,14 @@ CREATE TABLE IF NOT EXISTS ${tables.permits} (
   fence bigint,
   PRIMARY KEY (key, token)
 );
+-- the responses @Idempotent() replays: one row per hashed key, kept until expires_at
+CREATE TABLE IF NOT EXISTS ${tables.records} (
+  key text PRIMARY KEY,
+  value text NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+-- each keep sweeps a few expired rows, oldest first
+CREATE INDEX IF NOT EXISTS "${tables.table}_records_exp" ON ${tables.records} (expires_at);
 `;
 }
 
@@ -87,6 +95,10 @@ export function expectedColumns(tables: PostgresTables): ReadonlyArray<{
         holder: 'text',
         fence: 'bigint',
       },
+    },
+    {
+      table: `${tables.table}_records`,
+      columns: { key: 'text', value: 'text', expires_at: 'timestamp with time zone' },
     },
   ];
 }
