@@ -2,10 +2,8 @@ import { Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient as createClient6 } from 'redis';
 import { createClient as createClient5 } from 'redis5';
-import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
-import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { redisPermitPair, type PermitStoreKind } from './permit-stores.js';
-import { testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
+import { redisStorePair, testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
 
 /** A node-redis client of either major version, as the tests use it. */
 export interface NodeRedisClient {
@@ -46,20 +44,11 @@ export function nodeRedisKind(major: NodeRedisMajor, resp?: 2 | 3): StoreKind {
       const url = testRedisUrl();
       const clients = [nodeRedisClient(major, url, resp), nodeRedisClient(major, url, resp)];
       await clients[1].connect();
-      const store = new RedisLockStore({ client: clients[0], keyPrefix, ownsClient: true });
-      const other = new RedisLockStore({ client: clients[1], keyPrefix, ownsClient: true });
-      const admin = new Redis(url);
+      const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], new Redis(url));
       return {
-        store,
-        other,
-        async deleteLease(key) {
-          await admin.del(resourceKeys(keyPrefix, key).lock);
-        },
-        async rewindFence(key, value) {
-          await admin.set(resourceKeys(keyPrefix, key).fence, value);
-        },
+        ...pair,
         async close() {
-          await Promise.all([store.close(), other.close(), admin.quit()]);
+          await pair.close();
           await closeClients(clients);
         },
       };
@@ -102,21 +91,10 @@ export const iovalkeyKind: StoreKind = {
     const keyPrefix = uniquePrefix();
     const url = testRedisUrl();
     const options = { maxRetriesPerRequest: 1, commandTimeout: 2000 };
-    const store = new RedisLockStore({ client: new Valkey(url, options) as never, keyPrefix, ownsClient: true });
-    const other = new RedisLockStore({ client: new Valkey(url, options) as never, keyPrefix, ownsClient: true });
-    const admin = new Redis(url);
-    return {
-      store,
-      other,
-      async deleteLease(key) {
-        await admin.del(resourceKeys(keyPrefix, key).lock);
-      },
-      async rewindFence(key, value) {
-        await admin.set(resourceKeys(keyPrefix, key).fence, value);
-      },
-      async close() {
-        await Promise.all([store.close(), other.close(), admin.quit()]);
-      },
-    };
+    return redisStorePair(
+      keyPrefix,
+      [new Valkey(url, options) as never, new Valkey(url, options) as never],
+      new Redis(url),
+    );
   },
 };

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory.store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import type { RedisLockStoreOptions } from '../../lib/stores/redis/redis-store-options.js';
 import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
 import { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock-store.js';
 import { etcdResourceKeys } from '../../lib/stores/etcd/etcd-keys.js';
@@ -100,9 +101,9 @@ export const memoryKind: StoreKind = {
 };
 
 /** Two RedisLockStores on the same keys, each owning one of `clients`, and `admin` to delete leases behind them. */
-function redisStorePair(
+export function redisStorePair(
   keyPrefix: string,
-  [storeClient, otherClient]: [Redis | Cluster, Redis | Cluster],
+  [storeClient, otherClient]: [RedisLockStoreOptions['client'], RedisLockStoreOptions['client']],
   admin: Redis | Cluster,
 ): StorePair {
   const store = new RedisLockStore({ client: storeClient, keyPrefix, ownsClient: true });
