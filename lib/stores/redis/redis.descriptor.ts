@@ -1,5 +1,6 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from '../../interfaces/ioredis-types.js';
 import type { RedisClientPort } from './client/redis-client-port.js';
+import { NODE_REDIS_COMMAND_TIMEOUT } from './client/node-redis-port.js';
 import { checkClientShape } from './client/client-port.js';
 import { clientShape } from './client/client-shape.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
@@ -80,9 +81,11 @@ export const redisFamily = {
 function planRedis(given: LockModuleOptions['redis'], shared: SharedStoreOptions): RedisStorePlan {
   if (clientShape(given) !== 'not a client') {
     const redis = given;
-    // a node-redis client says no command timeout of its own; an ioredis one is a port as it is
+    // an ioredis client is a port as it is; a node-redis one has none of its own: its port's bounds its commands
     const timeout =
-      checkClientShape(redis, 'redis') === 'ioredis' ? commandTimeoutOf(redis as RedisClientPort) : undefined;
+      checkClientShape(redis, 'redis') === 'ioredis'
+        ? commandTimeoutOf(redis as RedisClientPort)
+        : NODE_REDIS_COMMAND_TIMEOUT;
     return {
       kind: 'client',
       client: redis as RedisLockStoreOptions['client'],
