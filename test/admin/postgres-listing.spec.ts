@@ -1,11 +1,10 @@
 import pg from 'pg';
 import { LockManager } from '../../lib/core/lock-manager.js';
-import { listLocks } from '../../lib/listing/lock-listing.js';
 import { PostgresLockStore } from '../../lib/stores/postgres/postgres-lock-store.js';
 import { postgresTables } from '../../lib/stores/postgres/postgres-tables.js';
 import { adminPool } from '../support/postgres-server.js';
 import { postgresKind, uniquePrefix } from '../support/stores.js';
-import { describeListingContract } from './lock-listing.contract.js';
+import { describeListingContract, expectOnSecondPage } from './lock-listing.contract.js';
 
 describe('on a local PostgreSQL server', () => {
   beforeAll(() => postgresKind.server(), 60_000);
@@ -28,11 +27,7 @@ describe('on a local PostgreSQL server', () => {
         [keyPrefix],
       );
       const lock = await manager.acquire('b:held', { ttl: 30_000 });
-      const first = await listLocks(store, { limit: 10 });
-      expect(first.locks).toEqual([]);
-      expect(first.cursor).toBeDefined();
-      const second = await listLocks(store, { limit: 10, cursor: first.cursor });
-      expect(second.locks.map((listed) => listed.key)).toEqual(['b:held']);
+      await expectOnSecondPage(store, 'b:held');
       await lock.release();
     } finally {
       await manager.close();
