@@ -4,7 +4,7 @@ import { Redis as Valkey } from 'iovalkey';
 import { createClient as createClient6 } from 'redis';
 import { createClient as createClient5 } from 'redis5';
 import { redisPermitPair, type PermitStoreKind } from './permit-stores.js';
-import { redisStorePair, testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
+import { clusterKind, redisStorePair, testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
 
 /** A node-redis client of either major version, as the tests use it. */
 export interface NodeRedisClient {
@@ -163,6 +163,27 @@ export const glidePermitKind: PermitStoreKind = {
       { REDIS_URL: url, KEY_PREFIX: keyPrefix },
       options,
     );
+    return {
+      ...pair,
+      async close() {
+        await pair.close();
+        closeGlideClients(clients);
+      },
+    };
+  },
+};
+
+/**
+ * Two RedisLockStores on `GlideClusterClient`s of the Cluster of {@link clusterKind} (start it in `beforeAll`,
+ * stop it in `afterAll`); an ioredis `Cluster` deletes leases behind them.
+ */
+export const glideClusterKind: StoreKind = {
+  name: 'RedisLockStore on a Redis Cluster through Valkey GLIDE',
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const seeds = (await clusterKind.cluster()).startupNodes;
+    const clients = await Promise.all([glideClusterClient(seeds), glideClusterClient(seeds)]);
+    const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], await clusterKind.client());
     return {
       ...pair,
       async close() {
