@@ -231,6 +231,15 @@ describe('a Valkey GLIDE client of your own', () => {
       await app.close();
       expect(await client.customCommand(['PING'], { route: 'randomNode' })).toBe('PONG');
     });
+
+    it('refuses a GlideClusterClient as a Redlock node at bootstrap, naming the node', async () => {
+      const client = await glideClusterClient((await clusterKind.cluster()).startupNodes);
+      opened.push(client);
+      const url = testRedisUrl();
+      await expect(boot({ redlock: { nodes: [url, client, url] } })).rejects.toThrow(
+        /"redlock\.nodes\[1\]".*expected a standalone Redis node/,
+      );
+    });
   });
 
   describe('an ioredis process and a GLIDE process on one key', () => {
