@@ -3,7 +3,14 @@ import { floor } from './contenders/floor.js';
 import { murlock } from './contenders/murlock.js';
 import { advisoryLock } from './contenders/advisory-lock.js';
 import { nestjsLockService } from './contenders/nestjs-lock-service.js';
-import { nestjsLockFenced, nestjsLockPerWorker, nestjsLockShared, nestjsLockUsing } from './contenders/nestjs-lock.js';
+import {
+  nestjsLockFenced,
+  nestjsLockIovalkey,
+  nestjsLockNodeRedis,
+  nestjsLockPerWorker,
+  nestjsLockShared,
+  nestjsLockUsing,
+} from './contenders/nestjs-lock.js';
 import { advisoryTransactionLockPool, nestjsLockPostgres } from './contenders/postgres.js';
 import { redisSemaphore } from './contenders/redis-semaphore.js';
 import { redlock } from './contenders/redlock.js';
@@ -22,6 +29,8 @@ export const LIBRARIES: readonly Library[] = [
   nestjsLockUsing,
   nestjsLockFenced,
   nestjsLockPerWorker,
+  nestjsLockNodeRedis,
+  nestjsLockIovalkey,
   redlock,
   redisSemaphore,
   murlock,

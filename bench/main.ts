@@ -108,9 +108,10 @@ async function main(): Promise<void> {
     `- date: ${new Date().toISOString()}`,
     `- cpu: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores`,
     `- node ${process.version}, redis-server ${redis.version} (local, loopback, no persistence)`,
-    `- nestjs-lock ${own.version} at ${gitRevision()}; ioredis ${versionOf('ioredis')}, redlock ${versionOf('redlock')}, ` +
+    `- nestjs-lock ${own.version} at ${gitRevision()}; ioredis ${versionOf('ioredis')}, node-redis ` +
+      `${versionOf('redis')}, iovalkey ${versionOf('iovalkey')}, redlock ${versionOf('redlock')}, ` +
       `redis-semaphore ${versionOf('redis-semaphore')}, murlock ${versionOf('murlock')} (on its own node-redis ` +
-      `${versionOf('redis')})`,
+      `${versionOf('murlock/node_modules/redis')})`,
     `- load average (1 min) ${loadBefore.toFixed(2)} before the run, ${loadavg()[0].toFixed(2)} after: the machine ` +
       'is shared, so other work may run alongside',
     `- ${context.durationMs / 1000} s per scenario and contender after ${context.warmupMs} ms of warm-up; floor waits ` +

@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
-import { LockManager, LockNotAcquiredError, RedisLockStore } from '../../lib/index.js';
+import { Redis as Valkey } from 'iovalkey';
+import { createClient } from 'redis';
+import { LockManager, LockNotAcquiredError, RedisLockStore, type RedisLockStoreOptions } from '../../lib/index.js';
 import { ALL_ROLES, TTL, heldByCallback, retryingSession, type Library, type Role } from './contender.js';
 
 /** How a variant of this project is driven. */
@@ -12,6 +14,21 @@ interface Variant {
   readonly scoped?: boolean;
   /** Asks for a fence with every grant. */
   readonly fencing?: boolean;
+  /** The client library the store runs on. @default 'ioredis' */
+  readonly client?: 'ioredis' | 'node-redis' | 'iovalkey';
+}
+
+/** A client of `variant`'s library on `url`, for the store to own (node-redis' connected by the store). */
+function clientOf(variant: Variant, url: string): RedisLockStoreOptions['client'] {
+  switch (variant.client ?? 'ioredis') {
+    case 'node-redis':
+      return createClient({ url }).on('error', () => undefined);
+    case 'iovalkey':
+      // iovalkey's class is ioredis' under another name: a port as it is
+      return new Valkey(url) as unknown as Redis;
+    default:
+      return new Redis(url);
+  }
 }
 
 const WAITING =
@@ -27,7 +44,7 @@ function nestjsLock(variant: Variant): Library {
     kind: 'ours',
     waiting: WAITING,
     async open(url) {
-      const store = new RedisLockStore({ client: new Redis(url), ownsClient: true });
+      const store = new RedisLockStore({ client: clientOf(variant, url), ownsClient: true });
       const manager = new LockManager({ store, ttl: TTL, wait: 10_000, fencing: variant.fencing ?? false });
       await manager.verify();
       return retryingSession(
@@ -61,3 +78,17 @@ export const nestjsLockFenced = nestjsLock({
 });
 /** This project with one LockManager (and connection) per worker: how independent instances meet. */
 export const nestjsLockPerWorker = nestjsLock({ name: 'nestjs-lock/per-worker', shared: false, roles: ['in-process'] });
+/** This project on a node-redis client: what the client costs, uncontended and across processes. */
+export const nestjsLockNodeRedis = nestjsLock({
+  name: 'nestjs-lock (node-redis)',
+  shared: true,
+  roles: ['uncontended', 'processes'],
+  client: 'node-redis',
+});
+/** This project on an iovalkey client (ioredis' Valkey fork), as above. */
+export const nestjsLockIovalkey = nestjsLock({
+  name: 'nestjs-lock (iovalkey)',
+  shared: true,
+  roles: ['uncontended', 'processes'],
+  client: 'iovalkey',
+});

@@ -8,8 +8,9 @@ function cost(t: Tables, log: CommandLog, id: number): string {
   return (
     `Client CPU ${fmt(at(t, id, SERVICE, 'clientCpu'))} vs ${fmt(at(t, id, 'floor', 'clientCpu'))} µs per cycle ` +
     `(floor), server CPU ${fmt(at(t, id, SERVICE, 'serverCpu'))} vs ${fmt(at(t, id, 'floor', 'serverCpu'))} µs, ` +
-    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. The commands are the floor's; the rest is client ` +
-    'work per call (docs/benchmarks.md has the profile of this path).'
+    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. As many commands as the floor's, but the release's ` +
+    'EVALSHA carries 4 keys and 6 arguments to a longer script, and the client LockModule creates arms a command ' +
+    'timeout per command; docs/benchmarks.md splits the client CPU between these and the engine, with profiles.'
   );
 }
 
@@ -94,7 +95,11 @@ export function nestPathChecks(t: Tables, log: CommandLog): Check[] {
       unit: '',
       limit: 8,
       compare: '<=',
-      why: () => `Per hand-off: ${handoffs?.breakdown}.`,
+      why: () =>
+        `Per hand-off: ${handoffs?.breakdown}. Two scripts: the release that grants the first in line (EVALSHA, ` +
+        'GET, LPOP of its entry with its request, SET, PUBLISH to its process) and the releaser’s own refused ask ' +
+        '(EVALSHA, SET NX GET, RPUSH of its entry, PTTL for the holder’s remaining lease that a refusal reports); ' +
+        'the rest are waiters asking again after their backoff.',
     },
     {
       target: 'LockService, semaphore of 3 under 8 workers: grants/s ≥ 1.0× redis-semaphore',

@@ -123,7 +123,9 @@ export interface LockModuleOptions extends LockDefaults {
   readonly logger?: LockLogger;
   /**
    * OpenTelemetry metrics and spans through `@opentelemetry/api`, when the application has it (and an
-   * SDK) installed; `false` turns them off. Register the SDK's providers before the application starts.
+   * SDK) installed; `false` turns them off. Register the SDK's providers before the application starts:
+   * without a provider at bootstrap the service listens to none of its leases (`{ traces: true }` still
+   * records spans from a tracer provider registered later).
    * @default true
    */
   readonly telemetry?: boolean | LockTelemetryOptions;

@@ -1,7 +1,7 @@
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
-import { Scenario } from './scenario.js';
+import { FAULT_CLIENTS, onClient, Scenario } from './scenario.js';
 
-describe('a lock holder that crashes', () => {
+describe.each(FAULT_CLIENTS)('a lock holder that crashes (on %s)', (client) => {
   let server: RedisServerHandle;
 
   beforeAll(async () => {
@@ -13,10 +13,10 @@ describe('a lock holder that crashes', () => {
   it('lets the other processes continue within the TTL after the holder is SIGKILLed mid-section', async () => {
     const ttl = 1500;
     const scenario = await Scenario.start({
-      name: 'holder SIGKILLed mid-section',
+      name: onClient('holder SIGKILLed mid-section', client),
       processes: 3,
       lockUrl: server.url,
-      worker: { sections: 10, holdMs: 20, ttl, wait: 10_000, commandTimeout: 1000, announce: true },
+      worker: { sections: 10, holdMs: 20, ttl, wait: 10_000, commandTimeout: 1000, announce: true, client },
       // the victim holds long enough that the kill lands inside its section
       perWorker: (index) => (index === 0 ? { holdMs: 400 } : {}),
       boundMs: 30_000,

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
-import { Scenario } from './scenario.js';
+import { FAULT_CLIENTS, onClient, Scenario } from './scenario.js';
 
-describe('a Redis restart that loses every lease', () => {
+describe.each(FAULT_CLIENTS)('a Redis restart that loses every lease (on %s)', (client) => {
   let server: RedisServerHandle;
 
   beforeAll(async () => {
@@ -13,7 +13,7 @@ describe('a Redis restart that loses every lease', () => {
 
   it('tells the holder its lease is gone, and the fenced resource refuses it, not the next holder', async () => {
     const scenario = await Scenario.start({
-      name: 'Redis restarted with a lease held',
+      name: onClient('Redis restarted with a lease held', client),
       processes: 3,
       lockUrl: server.url,
       // p0 stays inside its first section until Redis is back and another worker is in: a holder that
@@ -26,6 +26,7 @@ describe('a Redis restart that loses every lease', () => {
         commandTimeout: 1000,
         announce: true,
         pauseAt: 'p0:1',
+        client,
       },
       boundMs: 40_000,
       leasesCanBeLost: true,

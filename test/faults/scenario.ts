@@ -14,9 +14,20 @@ import {
   type InvariantReport,
 } from '../support/invariants.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
-import type { WorkerConfig, WorkerResult } from './worker.js';
+import type { FaultClient, WorkerConfig, WorkerResult } from './worker.js';
 
 const workerFile = fileURLToPath(new URL('./worker.ts', import.meta.url));
+
+/**
+ * The client libraries the Redis rows run on: every row on ioredis, the rows that reach the client's own
+ * handling of a fault (a crash, a restart, a frozen server, a cut connection) on the others too.
+ */
+export const FAULT_CLIENTS: readonly FaultClient[] = ['ioredis', 'node-redis', 'iovalkey'];
+
+/** A row's label on `client`: ioredis' rows keep their names, the others say their client. */
+export function onClient(name: string, client: FaultClient): string {
+  return client === 'ioredis' ? name : `${name} (${client})`;
+}
 
 /** How a scenario runs its worker processes and judges what they did. */
 export interface ScenarioOptions {
@@ -41,6 +52,7 @@ export interface ScenarioOptions {
         | 'postgresUrl'
         | 'permits'
         | 'lead'
+        | 'client'
       >
     >;
   readonly perWorker?: (index: number) => Partial<WorkerConfig>;

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pauseServer, sleepServer } from '../support/faults.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
-import { Scenario } from './scenario.js';
+import { onClient, Scenario } from './scenario.js';
+import type { FaultClient } from './worker.js';
 
 const TTL = 800;
 
@@ -14,14 +15,19 @@ describe('stalls longer than the lease', () => {
 
   afterAll(() => server.stop());
 
-  it.each<[string, string, (url: string) => Promise<unknown>]>([
-    ['paused (CLIENT PAUSE ALL)', `CLIENT PAUSE ALL for ${2 * TTL} ms`, (url) => pauseServer(url, 2 * TTL)],
-    ['asleep (DEBUG SLEEP)', `DEBUG SLEEP for ${2 * TTL} ms`, (url) => sleepServer(url, (2 * TTL) / 1000)],
+  const pause = (url: string) => pauseServer(url, 2 * TTL);
+  const paused = `CLIENT PAUSE ALL for ${2 * TTL} ms`;
+  it.each<[string, FaultClient, string, (url: string) => Promise<unknown>]>([
+    ['paused (CLIENT PAUSE ALL)', 'ioredis', paused, pause],
+    ['asleep (DEBUG SLEEP)', 'ioredis', `DEBUG SLEEP for ${2 * TTL} ms`, (url) => sleepServer(url, (2 * TTL) / 1000)],
+    // no answers at all: only a client's own command timeout ends the wait
+    ['paused (CLIENT PAUSE ALL)', 'node-redis', paused, pause],
+    ['paused (CLIENT PAUSE ALL)', 'iovalkey', paused, pause],
   ])(
-    'tells the holder its lease is lost within its validity when the server is %s for twice the TTL',
-    async (how, faults, stall) => {
+    'tells the holder its lease is lost within its validity when the server is %s for twice the TTL, on %s',
+    async (how, client, faults, stall) => {
       const scenario = await Scenario.start({
-        name: `server ${how.split(' ')[0]} for 2 × TTL`,
+        name: onClient(`server ${how.split(' ')[0]} for 2 × TTL`, client),
         processes: 3,
         lockUrl: server.url,
         // p0 stays inside its first section until the stall is over, whatever order the workers got the lock in:
@@ -34,6 +40,7 @@ describe('stalls longer than the lease', () => {
           commandTimeout: 400,
           announce: true,
           pauseAt: 'p0:1',
+          client,
         },
         boundMs: 40_000,
         leasesCanBeLost: true,

@@ -9,6 +9,8 @@ import { inspect } from 'node:util';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
+import { Redis as Valkey } from 'iovalkey';
+import { createClient } from 'redis';
 import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lease.interface.js';
 import {
   EtcdLockStore,
@@ -49,7 +51,10 @@ export interface WorkerConfig {
   readonly ttl: number;
   readonly wait: number;
   readonly retry?: { minDelay?: number; maxDelay?: number };
+  /** ioredis' `commandTimeout` (node-redis' is the store's own, 2000 ms). */
   readonly commandTimeout: number;
+  /** The client library the Redis store runs on. @default 'ioredis' */
+  readonly client?: FaultClient;
   /** ioredis `maxRetriesPerRequest`: 1 resends a command cut by a reconnect, 0 fails it. @default 1 */
   readonly maxRetriesPerRequest?: number;
   /** Run the section without taking the lock (fence 1 for all): a control that the checkers must catch. */
@@ -73,6 +78,9 @@ export interface WorkerConfig {
    */
   readonly lead?: boolean;
 }
+
+/** The client libraries the Redis rows of the fault suite run on. */
+export type FaultClient = 'ioredis' | 'node-redis' | 'iovalkey';
 
 /** How a worker's sections share the key: a semaphore, or readers and writers, with mutex sections beside. */
 export interface WorkerPermits {
@@ -165,14 +173,25 @@ class RecordingPostgresStore extends PostgresLockStore {
   }
 }
 
-const lockClient =
-  config.etcdHosts || config.postgresUrl
-    ? undefined
-    : new Redis(config.lockUrl, {
-        commandTimeout: config.commandTimeout,
-        connectTimeout: 2000,
-        maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
-      });
+/** The lock Redis' client, of the library the scenario runs on (node-redis' given unconnected: the store connects it). */
+function connectLockClient(): Redis | ReturnType<typeof createClient> {
+  const options = {
+    commandTimeout: config.commandTimeout,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: config.maxRetriesPerRequest ?? 1,
+  };
+  switch (config.client ?? 'ioredis') {
+    case 'node-redis':
+      return createClient({ url: config.lockUrl, socket: { connectTimeout: 2000 } });
+    case 'iovalkey':
+      // the same API as ioredis, another package
+      return new Valkey(config.lockUrl, options) as unknown as Redis;
+    default:
+      return new Redis(config.lockUrl, options);
+  }
+}
+
+const lockClient = config.etcdHosts || config.postgresUrl ? undefined : connectLockClient();
 // outages are the point here; they surface through the commands that fail
 lockClient?.on('error', () => undefined);
 const store: LockStore = lockClient
@@ -345,7 +364,9 @@ result.timedOut = !stopping && result.completed < config.sections;
 
 await app.close();
 await store.close();
-lockClient?.disconnect();
+if (lockClient && 'isOpen' in lockClient) {
+  if (lockClient.isOpen) lockClient.destroy();
+} else lockClient?.disconnect();
 await Promise.all(pending);
 await data.quit();
 // give late rejections of the shutdown a turn to be counted

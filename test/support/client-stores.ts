@@ -1,8 +1,8 @@
 import { GlideClient, GlideClusterClient, ProtocolVersion } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
-import { createClient as createClient6 } from 'redis';
-import { createClient as createClient5 } from 'redis5';
+import { createClient as createClient6, createCluster as createCluster6 } from 'redis';
+import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
 import { redisPermitPair, type PermitStoreKind } from './permit-stores.js';
 import { clusterKind, redisStorePair, testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
 
@@ -175,6 +175,46 @@ export const glidePermitKind: PermitStoreKind = {
     };
   },
 };
+
+/**
+ * A node-redis cluster of `major` (`createCluster()`) on the nodes given, not connected: the store connects it
+ * at its first command.
+ */
+export function nodeRedisCluster(
+  major: NodeRedisMajor,
+  startupNodes: ReadonlyArray<{ host: string; port: number }>,
+): NodeRedisClient {
+  const options = { rootNodes: startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) };
+  const cluster = (major === 6 ? createCluster6(options) : createCluster5(options)) as unknown as NodeRedisClient;
+  cluster.on('error', () => undefined);
+  return cluster;
+}
+
+/**
+ * Two RedisLockStores on node-redis clusters of `major` over the file's Redis Cluster (clusterKind's, stopped
+ * by `clusterKind.stop()`), the store's given unconnected, the other's connected; an ioredis Cluster deletes
+ * leases behind them.
+ */
+export function nodeRedisClusterKind(major: NodeRedisMajor): StoreKind {
+  return {
+    name: `RedisLockStore on a node-redis ${major} cluster`,
+    async create() {
+      const keyPrefix = uniquePrefix();
+      const { startupNodes } = await clusterKind.cluster();
+      const clusters = [nodeRedisCluster(major, startupNodes), nodeRedisCluster(major, startupNodes)];
+      // ready before the first lease: a lease's validity runs from its request, connecting included
+      await clusters[1].connect();
+      const pair = redisStorePair(keyPrefix, [clusters[0], clusters[1]], await clusterKind.client());
+      return {
+        ...pair,
+        async close() {
+          await pair.close();
+          await closeClients(clusters);
+        },
+      };
+    },
+  };
+}
 
 /**
  * Two RedisLockStores on `GlideClusterClient`s of the Cluster of {@link clusterKind} (start it in `beforeAll`,

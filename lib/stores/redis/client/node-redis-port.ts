@@ -22,6 +22,7 @@ interface NodeRedisClient {
   nodeClient?(node: unknown): NodeRedisClient | Promise<NodeRedisClient>;
   sendCommand(...args: unknown[]): Promise<unknown>;
   connect(): Promise<unknown>;
+  once(event: string, listener: () => void): unknown;
   duplicate(): NodeRedisClient;
   SUBSCRIBE(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
   UNSUBSCRIBE(channel: string): Promise<void>;
@@ -32,6 +33,13 @@ interface NodeRedisClient {
   close(): Promise<void>;
   destroy(): void;
 }
+
+/**
+ * How long a command may wait for its answer, in ms. node-redis has no such bound of its own (5's `timeout`
+ * stops only a command not yet sent), and on a frozen server a command would wait for ever: this is ioredis'
+ * `commandTimeout` of the clients the module creates.
+ */
+export const NODE_REDIS_COMMAND_TIMEOUT = 2000;
 
 /** Our events and the node-redis events that carry them (`close`: the connection went, for now or for good). */
 const FORWARDED_EVENTS: Readonly<Record<string, readonly string[]>> = {
@@ -51,6 +59,8 @@ export class NodeRedisPort implements RedisClientPort {
   readonly options: RedisClientSettings;
   /** Messages of the channels this port subscribed (`message`, `smessage`). */
   private readonly messages = new EventEmitter();
+  /** A cluster's discovery of its slots, while it runs: commands wait for it (node-redis does not queue them). */
+  private opening?: Promise<void>;
 
   /**
    * @param client the node-redis client or cluster
@@ -61,7 +71,8 @@ export class NodeRedisPort implements RedisClientPort {
     private readonly owned = false,
   ) {
     this.isCluster = typeof client.nodeClient === 'function' && client.masters !== undefined;
-    this.options = this.isCluster ? { redisOptions: {} } : settingsOf(client);
+    const commandTimeout = NODE_REDIS_COMMAND_TIMEOUT;
+    this.options = this.isCluster ? { redisOptions: { commandTimeout } } : { ...settingsOf(client), commandTimeout };
   }
 
   get status(): string {
@@ -78,12 +89,24 @@ export class NodeRedisPort implements RedisClientPort {
     return (this.client.masters ?? []).map((master) => new NodeRedisNodePort(this.client, master));
   }
 
+  /**
+   * Sends `command`, failing it with "Command timed out" when no answer comes within
+   * NODE_REDIS_COMMAND_TIMEOUT (its answer, if it comes later, is nobody's).
+   */
   send(command: QueuedCommand): Promise<unknown> {
-    this.ensureOpen();
+    return withTimeout(this.dispatch(command), command.name);
+  }
+
+  /** Hands `command` to the client: a single client queues it while it connects, a cluster after discovery. */
+  protected dispatch(command: QueuedCommand): Promise<unknown> {
     const args = [command.name, ...command.args.map(String)];
-    if (!this.isCluster) return this.client.sendCommand(args);
+    if (!this.isCluster) {
+      this.ensureOpen();
+      return this.client.sendCommand(args);
+    }
     // a cluster routes by a key (a keyless command goes to any node); a read-only flag of false is always safe
-    return this.client.sendCommand(command.key, false, args);
+    if (this.knowsSlots()) return this.client.sendCommand(command.key, false, args);
+    return this.clusterReady().then(() => this.client.sendCommand(command.key, false, args));
   }
 
   evalsha(sha: string, numKeys: number, ...keysAndArgs: CommandArgument[]): Promise<unknown> {
@@ -147,7 +170,8 @@ export class NodeRedisPort implements RedisClientPort {
 
   subscribe(channel: string): Promise<unknown> {
     this.ensureOpen();
-    return this.client.SUBSCRIBE(channel, (message, from) => this.messages.emit('message', from, message));
+    const subscribing = this.client.SUBSCRIBE(channel, (message, from) => this.messages.emit('message', from, message));
+    return withTimeout(subscribing, 'SUBSCRIBE');
   }
 
   unsubscribe(channel: string): Promise<unknown> {
@@ -155,8 +179,11 @@ export class NodeRedisPort implements RedisClientPort {
   }
 
   ssubscribe(channel: string): Promise<unknown> {
-    this.ensureOpen();
-    return this.client.SSUBSCRIBE(channel, (message, from) => this.messages.emit('smessage', from, message));
+    const listener = (message: string, from: string): boolean => this.messages.emit('smessage', from, message);
+    const subscribing = this.isCluster
+      ? this.clusterReady().then(() => this.client.SSUBSCRIBE(channel, listener))
+      : (this.ensureOpen(), this.client.SSUBSCRIBE(channel, listener));
+    return withTimeout(subscribing, 'SSUBSCRIBE');
   }
 
   sunsubscribe(channel: string): Promise<unknown> {
@@ -193,6 +220,25 @@ export class NodeRedisPort implements RedisClientPort {
     if (!this.client.isOpen) this.client.connect().catch(() => undefined);
   }
 
+  /** Whether a cluster has learnt its slots: 6 says `isReady`; 5 has its masters once discovery is done. */
+  private knowsSlots(): boolean {
+    return this.client.isReady ?? (this.client.isOpen && (this.client.masters?.length ?? 0) > 0);
+  }
+
+  /**
+   * Resolves once a cluster knows its slots: connects one that is not open, else waits for the discovery that
+   * someone else started (node-redis fails a command sent before it, instead of queueing it).
+   */
+  private clusterReady(): Promise<void> {
+    if (this.knowsSlots()) return Promise.resolve();
+    this.opening ??= (
+      this.client.isOpen
+        ? new Promise<void>((resolve) => this.client.once('connect', resolve))
+        : this.client.connect().then(() => undefined)
+    ).finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
   async quit(): Promise<void> {
     if (this.owned && this.client.isOpen) await this.client.close();
   }
@@ -212,17 +258,37 @@ class NodeRedisNodePort extends NodeRedisPort {
     private readonly master: { readonly host: string; readonly port: number },
   ) {
     super(cluster);
-    this.options = { host: master.host, port: master.port };
+    this.options = { host: master.host, port: master.port, commandTimeout: NODE_REDIS_COMMAND_TIMEOUT };
   }
 
   override readonly isCluster = false;
   override readonly options: RedisClientSettings;
 
-  override async send(command: QueuedCommand): Promise<unknown> {
+  protected override async dispatch(command: QueuedCommand): Promise<unknown> {
     const node = await this.cluster.nodeClient?.(this.master);
     if (!node) throw new Error(`no connection to master ${addressOf(this.master)}`);
     return node.sendCommand([command.name, ...command.args.map(String)]);
   }
+}
+
+/** `sent`, or a "Command timed out" error (the words ioredis uses) once it has waited the command timeout. */
+function withTimeout<T>(sent: Promise<T>, name: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`Command timed out: no answer to ${name} within ${NODE_REDIS_COMMAND_TIMEOUT} ms`)),
+      NODE_REDIS_COMMAND_TIMEOUT,
+    );
+    sent.then(
+      (reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 function scriptCommand(name: string, script: string, numKeys: number, keysAndArgs: CommandArgument[]): QueuedCommand {

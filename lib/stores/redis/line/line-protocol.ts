@@ -2,10 +2,11 @@ import type { AcquireRequest } from '../../../interfaces/lease.interface.js';
 
 /*
  * The protocol of a key's line of waiting processes, on the TypeScript side. A resource's line is the list
- * `{base}:line` of owner ids in the order they were refused, its offers the hash `{base}:offers` (owner id ->
- * offer), see resource-keys.ts. The Lua side is ../scripts/acquire.script.ts (places, offers, marks),
- * release-to-waiters.lua.ts (reservations, direct grants, notices) and hand-over.script.ts: what is written
- * here must match what they write and read. RedisLine (redis-line.ts) is the line as the engine sees it.
+ * `{base}:waiters` (resource-keys.ts): one entry per process in the order they were refused, its owner id and,
+ * when it left one, its offer (line-entries.lua.ts). The Lua side is ../scripts/acquire.script.ts (places,
+ * offers, marks), release-to-waiters.lua.ts (reservations, direct grants, notices), hand-over.script.ts and
+ * leave-line.script.ts: what is written here must match what they write and read. RedisLine (redis-line.ts) is
+ * the line as the engine sees it.
  */
 
 /** How the line, its reservations and its notices name a process: an owner id as newOwnerId makes it. */
@@ -57,7 +58,7 @@ export function lineTtlOf(waiting: AcquireRequest['waiting']): number {
 export const UNCOUNTED_LISTENERS = Number.MAX_SAFE_INTEGER;
 
 /**
- * The offer a waiter in the line leaves beside its place (ACQUIRE's ARGV 9), under `version` (see
+ * The offer a waiter in the line leaves in its process's entry (ACQUIRE's ARGV 9), under `version` (see
  * DirectGrants): 'version token ttl fencing holder', as RELEASE reads it to grant the lease directly.
  */
 export function encodeOffer(version: number, request: AcquireRequest): string {
@@ -73,13 +74,17 @@ export function ownChannel(channel: string, owner: string): string {
 export type LineNotice =
   /** `=version fence`, on the process's own channel: the release granted the offer of that version. */
   | { readonly kind: 'granted'; readonly version: number; readonly fence: number }
-  /** `owner` or `owner next`: the key is reserved for `owner`; `next` stands after it in the line. */
-  | { readonly kind: 'reserved'; readonly owner: string; readonly next?: string }
+  /**
+   * `owner` or `owner next`: the key is reserved for `owner`; `next` stands after it in the line. With a count
+   * (`owner:count`, from a permit script) permits were reserved for that many of `owner`'s places: that many of
+   * its waiters are to wake, not all.
+   */
+  | { readonly kind: 'reserved'; readonly owner: string; readonly next?: string; readonly count?: number }
   /** Anything else (`*`): released, for every waiter. */
   | { readonly kind: 'released' };
 
 const GRANTED = /^=(\d+) (\d+)$/;
-const RESERVED = new RegExp(`^(${OWNER_ID})(?: (${OWNER_ID}))?$`);
+const RESERVED = new RegExp(`^(${OWNER_ID})(?::([1-9]\\d*))?(?: (${OWNER_ID}))?$`);
 
 /** Reads a release notice. */
 export function readNotice(message: string): LineNotice {
@@ -87,9 +92,13 @@ export function readNotice(message: string): LineNotice {
   if (granted) return { kind: 'granted', version: Number(granted[1]), fence: Number(granted[2]) };
   const reserved = RESERVED.exec(message);
   if (reserved) {
-    return reserved[2] === undefined
-      ? { kind: 'reserved', owner: reserved[1] }
-      : { kind: 'reserved', owner: reserved[1], next: reserved[2] };
+    const [, owner, count, next] = reserved;
+    return {
+      kind: 'reserved',
+      owner,
+      ...(next === undefined ? {} : { next }),
+      ...(count === undefined ? {} : { count: Number(count) }),
+    };
   }
   return { kind: 'released' };
 }

@@ -11,7 +11,8 @@
  * 4 fence: the resource's fence counter, shared with its mutex leases (../../scripts/fence.lua.ts)
  * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
  *   (see GUARD below)
- * 6 mutexLine: the mutex's line of waiting processes (owner ids), whose own channels hear the guard's end
+ * 6 mutexLine: the mutex's line of waiting processes (entries that start with an owner id, see
+ *   ../../line/line-entries.lua.ts), whose own channels hear the guard's end
  * Times come from the server's TIME, so that every expiry is of one clock.
  */
 export const PERMIT_LUA = `
@@ -197,8 +198,9 @@ local function keepGuard(publish, channel, window)
     if publish ~= '' then
       redis.pcall(publish, channel, '*')
       -- a mutex waiter that left an offer listens on its process's own channel only: the first few are told
-      for _, owner in ipairs(redis.call('LRANGE', mutexLineKey, 0, 7)) do
-        redis.pcall(publish, channel .. ':' .. owner, '*')
+      for _, entry in ipairs(redis.call('LRANGE', mutexLineKey, 0, 7)) do
+        local owner = string.match(entry, '^(%x+)')
+        if owner then redis.pcall(publish, channel .. ':' .. owner, '*') end
       end
     end
   end
@@ -214,7 +216,8 @@ local function markMutexLease(ttl)
   end
 end
 
--- One notice per process whose place was reserved now, naming it (its store's owner id): only it wakes. The
+-- One notice per process whose places were reserved now, naming it (its store's owner id) and how many of its
+-- places were ('owner:count'): only it wakes, and only that many of its waiters, the longest waiting first. The
 -- notice also names the process of the first place still held back, which looks again once the window is over,
 -- should the reserved one never come (gone while waiting: see passOverGone). caller: the token and owner id of
 -- the request that called the line ('' for none), whose own reservation needs no notice and whose process needs
@@ -223,9 +226,12 @@ local function notify(line, places, publish, channel, callerToken, callerOwner)
   if publish == '' then return end
   local told, owners = {}, {}
   for _, place in ipairs(line.reserved) do
-    if place.token ~= callerToken and not told[place.owner] then
-      told[place.owner] = true
-      owners[#owners + 1] = place.owner
+    if place.token ~= callerToken then
+      if not told[place.owner] then
+        told[place.owner] = 0
+        owners[#owners + 1] = place.owner
+      end
+      told[place.owner] = told[place.owner] + 1
     end
   end
   if #owners == 0 then return end
@@ -238,7 +244,7 @@ local function notify(line, places, publish, channel, callerToken, callerOwner)
   end
   for _, owner in ipairs(owners) do
     -- pcall: a user whose ACL refuses the channel still gets its permit; its waiters fall back to their timers
-    redis.pcall(publish, channel, owner .. after)
+    redis.pcall(publish, channel, owner .. ':' .. told[owner] .. after)
   end
 end
 

@@ -1,0 +1,99 @@
+import { performance } from 'node:perf_hooks';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { LockConfigurationError } from '../../../../lib/errors/lock-configuration.error.js';
+import { LockModule, LockService } from '../../../../lib/index.js';
+import { RedisLockStore } from '../../../../lib/stores/redis/redis.store.js';
+import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
+import { ALL_SCRIPTS } from '../../../../lib/stores/redis/scripts/index.js';
+import { channelListeners } from '../../../support/channel-listeners.js';
+import { nodeRedisCluster, type NodeRedisClient } from '../../../support/client-stores.js';
+import { clusterKind, uniquePrefix } from '../../../support/stores.js';
+
+describe.each([6, 5] as const)('a node-redis %i createCluster() given to the module', (major) => {
+  const cleanups: Array<() => unknown> = [];
+  let keyPrefix: string;
+
+  const direct = (port: number): Redis => {
+    const client = new Redis(port, '127.0.0.1');
+    client.on('error', () => undefined);
+    cleanups.push(() => client.quit().catch(() => client.disconnect()));
+    return client;
+  };
+  const cluster = async (): Promise<NodeRedisClient> => {
+    const created = nodeRedisCluster(major, (await clusterKind.cluster()).startupNodes);
+    cleanups.push(() => (created.isOpen ? created.close() : undefined));
+    return created;
+  };
+  const masters = async (): Promise<number[]> =>
+    (await clusterKind.cluster()).nodes.filter((node) => node.role === 'master').map((node) => node.port);
+
+  beforeAll(() => clusterKind.cluster(), 60_000);
+  afterAll(() => clusterKind.stop());
+
+  beforeEach(() => {
+    keyPrefix = uniquePrefix();
+  });
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('verify() loads every script on every master through the cluster', async () => {
+    for (const port of await masters()) await direct(port).script('FLUSH');
+    const store = new RedisLockStore({ client: (await cluster()) as never, keyPrefix });
+    cleanups.push(() => store.close());
+    await store.verify();
+    for (const port of await masters()) {
+      expect(await direct(port).script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))).toEqual(
+        ALL_SCRIPTS.map(() => 1),
+      );
+    }
+  });
+
+  it('verify() names the one master that may evict leases', async () => {
+    const evicting = (await masters())[2];
+    const admin = direct(evicting);
+    await admin.config('SET', 'maxmemory', String(512 * 1024 * 1024));
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    cleanups.push(() => admin.config('SET', 'maxmemory', '0'));
+    const store = new RedisLockStore({ client: (await cluster()) as never, keyPrefix });
+    cleanups.push(() => store.close());
+    const error = await store.verify().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as Error).message).toContain(`allkeys-lru on master 127.0.0.1:${evicting}`);
+  });
+
+  it('wakes a waiter on another cluster by a sharded notice, and leaves the cluster open after app.close()', async () => {
+    const boot = async (client: NodeRedisClient) => {
+      const ref = await Test.createTestingModule({
+        imports: [LockModule.forRoot({ redis: client as never, keyPrefix })],
+      }).compile();
+      const app = ref.createNestApplication({ logger: false });
+      await app.init();
+      return app;
+    };
+    const holderCluster = await cluster();
+    const [holder, waiter] = [await boot(holderCluster), await boot(await cluster())];
+    try {
+      const held = await holder.get(LockService).acquire('order', { ttl: 30_000 });
+      const waiting = waiter
+        .get(LockService)
+        .acquire('order', { wait: 10_000, retry: { minDelay: 5000, maxDelay: 5000 } });
+      const { lock, channel } = resourceKeys(keyPrefix, 'order');
+      const owner = direct(await (await clusterKind.cluster()).masterForKey(lock));
+      while ((await channelListeners(owner, channel, true)) === 0);
+      const released = performance.now();
+      await held.release();
+      const next = await waiting;
+      expect(performance.now() - released).toBeLessThan(1000);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+    expect(holderCluster.isOpen).toBe(true);
+    // a cluster's sendCommand takes the key it routes by and a read-only flag first
+    const send = holderCluster.sendCommand as unknown as (...args: unknown[]) => Promise<unknown>;
+    expect(await send.call(holderCluster, undefined, false, ['PING'])).toBe('PONG');
+  });
+});
