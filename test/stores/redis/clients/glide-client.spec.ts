@@ -5,6 +5,7 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { LockModule, LockService } from '../../../../lib/index.js';
 import { RedlockStore } from '../../../../lib/stores/redlock/redlock.store.js';
+import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { startChild, type ChildHandle } from '../../../support/child-process.js';
 import {
   closeGlideClients,
@@ -264,7 +265,7 @@ describe('a Valkey GLIDE client of your own', () => {
  */
 async function untilWaiting(admin: Redis, keyPrefix: string, key: string): Promise<void> {
   for (let tries = 0; ; tries++) {
-    const inLine = await admin.llen(`${keyPrefix}{${key}}:line`);
+    const inLine = await admin.exists(resourceKeys(keyPrefix, key).line);
     const listening = (await admin.pubsub('CHANNELS', `${keyPrefix}*`)) as string[];
     if (inLine > 0 && listening.length > 0) return;
     if (tries > 400) throw new Error(`nobody waits for ${key}`);
