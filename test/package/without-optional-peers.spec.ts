@@ -33,7 +33,7 @@ function runWithout(
 }
 
 describe('without the optional peers installed', () => {
-  it('locks, inspects, emits events and boots a Nest app with none of the optional peers (telemetry, events, health, GraphQL, WebSockets, microservices, BullMQ, etcd)', async () => {
+  it('locks, inspects, emits events and boots a Nest app with none of the optional peers (telemetry, events, health, GraphQL, WebSockets, microservices, BullMQ, etcd, GLIDE)', async () => {
     const peers = [
       '@opentelemetry/api',
       '@nestjs/event-emitter',
@@ -43,6 +43,7 @@ describe('without the optional peers installed', () => {
       '@nestjs/microservices',
       'bullmq',
       'etcd3',
+      '@valkey/valkey-glide',
     ];
     const { code, stdout, stderr } = await runWithout(peers, 'test/package/without-optional-peers.ts');
     expect({ code, stderr: stderr.replace(/^.*ExperimentalWarning.*\n?|^.*--trace-warnings.*\n?/gm, '') }).toEqual({

@@ -24,6 +24,7 @@ const OPTIONAL_PEERS = [
   '@nestjs/microservices',
   'bullmq',
   'etcd3',
+  '@valkey/valkey-glide',
 ];
 
 @Injectable()

@@ -5,6 +5,7 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { LockModule, LockService } from '../../../../lib/index.js';
 import { RedlockStore } from '../../../../lib/stores/redlock/redlock.store.js';
+import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { startChild, type ChildHandle } from '../../../support/child-process.js';
 import {
   closeGlideClients,
@@ -231,6 +232,15 @@ describe('a Valkey GLIDE client of your own', () => {
       await app.close();
       expect(await client.customCommand(['PING'], { route: 'randomNode' })).toBe('PONG');
     });
+
+    it('refuses a GlideClusterClient as a Redlock node at bootstrap, naming the node', async () => {
+      const client = await glideClusterClient((await clusterKind.cluster()).startupNodes);
+      opened.push(client);
+      const url = testRedisUrl();
+      await expect(boot({ redlock: { nodes: [url, client, url] } })).rejects.toThrow(
+        /"redlock\.nodes\[1\]".*expected a standalone Redis node/,
+      );
+    });
   });
 
   describe('an ioredis process and a GLIDE process on one key', () => {
@@ -255,7 +265,7 @@ describe('a Valkey GLIDE client of your own', () => {
  */
 async function untilWaiting(admin: Redis, keyPrefix: string, key: string): Promise<void> {
   for (let tries = 0; ; tries++) {
-    const inLine = await admin.llen(`${keyPrefix}{${key}}:line`);
+    const inLine = await admin.exists(resourceKeys(keyPrefix, key).line);
     const listening = (await admin.pubsub('CHANNELS', `${keyPrefix}*`)) as string[];
     if (inLine > 0 && listening.length > 0) return;
     if (tries > 400) throw new Error(`nobody waits for ${key}`);
