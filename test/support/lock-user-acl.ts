@@ -27,7 +27,7 @@ export function lockUserRules(prefix: string): string[] {
     ],
     // the permits' (semaphores, readers-writer locks)
     ...['zadd', 'zrange', 'zrangebyscore', 'zremrangebyscore', 'zrem', 'zscore', 'zcard'],
-    ...['hexists', 'hincrby', 'pexpireat', 'incr'],
+    ...['hexists', 'hincrby', 'hmget', 'pexpireat', 'incr'],
     ...['publish', 'spublish', 'subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe'],
     ...['ping', 'info', 'config|get', 'wait'],
   ];

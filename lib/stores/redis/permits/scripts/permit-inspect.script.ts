@@ -12,8 +12,9 @@ export const PERMIT_INSPECT = permitScript(
   'permit-inspect',
   `
 local places = {}
-for _, token in ipairs(redis.call('ZRANGE', lineKey, 0, -1)) do
-  places[#places + 1] = placeOf(token)
+local tokens, read = readLine()
+for index = 1, #tokens do
+  if read[index] then places[#places + 1] = read[index] end
 end
 passOverGone(places)
 local waiting = 0

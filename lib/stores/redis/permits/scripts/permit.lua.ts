@@ -47,8 +47,7 @@ end
 -- a place of the line, or nil once its wait ended. A place whose reservation passed unclaimed has lapsed: it
 -- holds nobody back (a waiter that is gone costs at most one window) but keeps its turn, should its waiter
 -- come back late (a stalled process), until its wait ends
-local function placeOf(token)
-  local record = redis.call('HGET', infoKey, 'q:' .. token)
+local function placeFrom(token, record)
   if not record then return nil end
   local mode, untilMs, reservedUntil, owner, answered = string.match(record, '^(%a):(%d+):(%d+):([^:]*):?(1?)$')
   if not mode or tonumber(untilMs) <= now then return nil end
@@ -73,13 +72,30 @@ local function dropPlace(token)
   redis.call('HDEL', infoKey, 'q:' .. token)
 end
 
+-- the places of the line in order, nil where a place's wait ended: their records read in batches (one HMGET
+-- per batch, not one HGET per place)
+local function readLine()
+  local tokens = redis.call('ZRANGE', lineKey, 0, -1)
+  local places = {}
+  for first = 1, #tokens, 100 do
+    local fields = {}
+    for index = first, math.min(first + 99, #tokens) do fields[#fields + 1] = 'q:' .. tokens[index] end
+    local records = redis.call('HMGET', infoKey, unpack(fields))
+    for offset, record in ipairs(records) do
+      local token = tokens[first + offset - 1]
+      places[first + offset - 1] = placeFrom(token, record or nil)
+    end
+  end
+  return tokens, places
+end
+
 -- the places in order; those whose wait ended leave the line
 local function liveLine()
+  local tokens, read = readLine()
   local places = {}
-  for _, token in ipairs(redis.call('ZRANGE', lineKey, 0, -1)) do
-    local place = placeOf(token)
-    if place then
-      places[#places + 1] = place
+  for index, token in ipairs(tokens) do
+    if read[index] then
+      places[#places + 1] = read[index]
     else
       dropPlace(token)
     end
