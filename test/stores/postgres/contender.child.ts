@@ -4,7 +4,8 @@
 // section it writes its fence to the row RESOURCE of the table `fenced_resource`, which refuses a fence not
 // above the last one written (a stale writer), and prints `stale <fence>` when refused. Prints `ready` once
 // its store is checked (and listening), then starts on `go`; at the end `asks <n>`, the acquire statements it
-// sent, and `done`.
+// sent, and `done`. RETRY_MIN_DELAY (ms), when set, lengthens the waiters' backoff so that notices, not
+// timers, wake them.
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,7 +13,11 @@ import pg from 'pg';
 import { LockManager } from '../../../lib/core/lock-manager.js';
 import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
 
-const { POSTGRES_URL, KEY_PREFIX, KEY, SECTIONS, HOLD, RESOURCE } = process.env as Record<string, string>;
+const { POSTGRES_URL, KEY_PREFIX, KEY, SECTIONS, HOLD, RESOURCE, RETRY_MIN_DELAY } = process.env as Record<
+  string,
+  string
+>;
+const minDelay = RETRY_MIN_DELAY ? Number(RETRY_MIN_DELAY) : undefined;
 const now = (): number => performance.timeOrigin + performance.now();
 
 const store = new PostgresLockStore({ connectionString: POSTGRES_URL, keyPrefix: KEY_PREFIX });
@@ -45,7 +50,12 @@ for (let i = 0; i < Number(SECTIONS); i++) {
       await sleep(Number(HOLD));
       console.log(`exit ${now()}`);
     },
-    { wait: 30_000, fencing: true, ttl: 5000 },
+    {
+      wait: 30_000,
+      fencing: true,
+      ttl: 5000,
+      ...(minDelay === undefined ? {} : { retry: { minDelay, maxDelay: 2 * minDelay } }),
+    },
   );
 }
 await locks.close();
