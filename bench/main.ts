@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -6,6 +5,7 @@ import type { BenchContext, Scenario } from './context.js';
 import { FLOOR_POLL_MS, REFERENCES, contendersFor } from './libraries.js';
 import { renderTable, renderTargets, spliceResults, type Table } from './report.js';
 import { CommandLog } from './support/command-log.js';
+import { gitRevision, versionOf } from './support/provenance.js';
 import { BenchRedis } from './support/redis.js';
 import { commandsPerAcquisition } from './tables/commands.js';
 import { http } from './tables/http.js';
@@ -47,24 +47,6 @@ const only = flags.only ? new Set(flags.only.split(',').map(Number)) : undefined
 const onlyLibs = flags.libs ? new Set(flags.libs.split(',')) : undefined;
 const chosen = <T extends { readonly name: string }>(list: readonly T[]): T[] =>
   list.filter((item) => !onlyLibs || onlyLibs.has(item.name));
-
-function versionOf(name: string): string {
-  try {
-    return (JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
-function gitRevision(): string {
-  try {
-    const revision = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', 'lib'], { encoding: 'utf8' }).trim();
-    return dirty ? `${revision} + uncommitted changes in lib/` : revision;
-  } catch {
-    return 'unknown';
-  }
-}
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0];

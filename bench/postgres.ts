@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -13,6 +12,7 @@ import { summarize } from './scenarios/contention.js';
 import { contendInProcesses } from './scenarios/processes.js';
 import { concurrentCycles, sequentialCycles } from './scenarios/uncontended.js';
 import { BenchRedis } from './support/redis.js';
+import { gitRevision, versionOf } from './support/provenance.js';
 import { jainIndex, spread } from './support/stats.js';
 
 // `npm run bench:postgres`: the Redis bench's three headline scenarios on a PostgreSQL server it starts, for this
@@ -174,24 +174,6 @@ async function handoffInProcesses(contenders: readonly Contender[]): Promise<Tab
     });
   }
   return table;
-}
-
-function versionOf(name: string): string {
-  try {
-    return (JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
-function gitRevision(): string {
-  try {
-    const revision = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', 'lib'], { encoding: 'utf8' }).trim();
-    return dirty ? `${revision} + uncommitted changes in lib/` : revision;
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** The hand-written section of the last results file, from its heading to the end ('' when there is none). */

@@ -5,9 +5,9 @@ import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../.
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../options/validate-options.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../shared/handoff-window.js';
-import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from '../shared/permit-line.js';
+import { callLine, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from '../shared/permit-line.js';
+import { decidePermit } from '../shared/permit-decision.js';
 import { checkPermitShape } from '../../options/permit-shape.js';
-import { inUseAs, modeCode, shapeText } from '../shared/permit-codes.js';
 import { limitOfShape, modeOfCode, permitState } from '../shared/permit-state.js';
 import { LocalWatches } from './local-watches.js';
 import { MutexFirst } from './mutex-first.js';
@@ -69,47 +69,19 @@ export class MemoryPermitStore implements PermitStore {
     const shape = checkPermitShape(request.shape);
     const mutexTtl = await this.mutexTtl(request.key);
     const now = performance.now();
-    const { key, token } = request;
+    const { key } = request;
     const resource = this.resourceOf(key, now);
-    const own = resource.permits.get(token);
-    // our own live permit: a retry whose first reply was lost; refresh it and answer as the first time
-    if (own) {
-      own.expiresAt = now + request.ttl;
-      if (request.holder !== undefined) own.holder = request.holder;
-      this.settle(key, resource, now);
-      return request.fencing ? { acquired: true, fence: own.fence ?? 0 } : { acquired: true };
-    }
-    const text = shapeText(shape);
-    if (resource.shape !== text && (resource.permits.size > 0 || resource.line.length > 0)) {
-      return { acquired: false, inUseAs: inUseAs(resource.shape) };
-    }
-    resource.shape = text;
-    const limit = 'limit' in shape ? shape.limit : undefined;
-    const mode = modeCode(shape);
-    let position = resource.line.findIndex((place) => place.token === token);
-    // back after its reservation lapsed: it takes its turn again from its place
-    if (position >= 0 && hasLapsed(resource.line[position], now)) resource.line[position].reservedUntil = 0;
-    const line = this.callLine(resource, limit, mutexTtl, now);
-    const admitted = position >= 0 ? line.fitting.has(token) : !line.stopped && fits(limit, mode, line);
-    if (admitted) {
-      if (position >= 0) resource.line.splice(position, 1);
-      const fence = request.fencing ? takeFence(this.fences, key) : undefined;
-      resource.permits.set(token, { mode, expiresAt: now + request.ttl, fence, holder: request.holder });
-      this.tell(key, line);
-      this.settle(key, resource, now);
-      return fence === undefined ? { acquired: true } : { acquired: true, fence };
-    }
-    if (request.waiting) {
-      const until = now + Math.max(1, request.waiting.ttl);
-      if (position >= 0) resource.line[position].until = until;
-      else position = resource.line.push({ token, mode, until, reservedUntil: 0 }) - 1;
-    }
-    this.tell(key, line);
-    this.settle(key, resource, now);
-    const remainingTtl = this.soonestEnd(resource, mutexTtl, now);
-    if (position < 0) return { acquired: false, remainingTtl };
-    const ahead = resource.line.slice(0, position).filter((place) => !hasLapsed(place, now)).length;
-    return { acquired: false, remainingTtl, ahead };
+    const decision = decidePermit(resource, request, shape, {
+      now,
+      window: this.handoffWindow,
+      mutexTtl,
+      nextFence: () => takeFence(this.fences, key),
+      permit: (held) => held,
+      place: (place) => place,
+    });
+    if (decision.line) this.tell(key, decision.line);
+    if (decision.changed) this.settle(key, resource, now);
+    return decision.result;
   }
 
   async release(key: string, token: string): Promise<boolean> {
@@ -299,15 +271,5 @@ export class MemoryPermitStore implements PermitStore {
     const now = performance.now();
     this.prune(resource, now);
     this.callAndSettle(key, resource, mutexTtl, now);
-  }
-
-  /** How soon something holding a request back ends by itself: a permit, a reservation, the mutex lease. */
-  private soonestEnd(resource: Resource, mutexTtl: number | undefined, now: number): number | undefined {
-    const ends = [
-      ...[...resource.permits.values()].map((permit) => permit.expiresAt - now),
-      ...resource.line.filter((place) => place.reservedUntil > now).map((place) => place.reservedUntil - now),
-      ...(mutexTtl === undefined ? [] : [mutexTtl]),
-    ];
-    return ends.length === 0 ? undefined : Math.max(0, Math.ceil(Math.min(...ends)));
   }
 }

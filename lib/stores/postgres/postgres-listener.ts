@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import type { PgListenClient } from './load-pg.js';
+import { readReleaseNotice } from './release-notice.js';
 
 /** How long a notice is remembered for a watch made after it (see `watch(notice, since)`). */
 const NOTICE_MEMORY = 5000;
@@ -11,9 +12,21 @@ const MAX_REMEMBERED = 10_000;
 const RECONNECT_FIRST = 100;
 const RECONNECT_LAST = 5000;
 
+/** Where a {@link PostgresListener} listens, and who it listens for. */
+export interface PostgresListenerOptions {
+  /** The store's LISTEN/NOTIFY channel. */
+  readonly channel: string;
+  /** The store's waiter id: a notice that names another process first in line wakes nobody here. */
+  readonly waiter: string;
+  /** How long a reservation for another process lasts, in ms: the next in line asks once it is over. */
+  readonly handoffWindow: number;
+}
+
 /**
  * The store's one LISTEN connection: it hears the release notices of every key on the store's channel and
- * wakes the watches of the key each names. A lost connection wakes every watch (a notice may have been
+ * wakes the watches of the key each names, when the notice is for this process: one that names another
+ * process first in line wakes nobody here (its waiters would only be refused), unless it names this process
+ * next, which then asks once the hand-off window is over, should the first never come. A lost connection wakes every watch (a notice may have been
  * missed: their waiters ask again) and is made again while any watch is open. Without a connection, and in
  * polling mode (a pooler that keeps no session), watches hear nothing and their waiters poll, each sleep
  * bounded by the holder's lease and the manager's backoff.
@@ -23,6 +36,8 @@ export class PostgresListener {
   private listeningSince?: number;
   private readonly watches = new Map<string, Set<NotifiableWatch>>();
   private readonly heard = new Map<string, number>();
+  /** Per key: the look this process takes once the reservation for the process before it is over. */
+  private readonly relooks = new Map<string, NodeJS.Timeout>();
   private reconnectDelay = RECONNECT_FIRST;
   private reconnectTimer?: NodeJS.Timeout;
   private closed = false;
@@ -31,7 +46,7 @@ export class PostgresListener {
 
   constructor(
     private readonly connect: () => Promise<PgListenClient>,
-    private readonly channel: string,
+    private readonly options: PostgresListenerOptions,
   ) {}
 
   /** A watch of the key whose notice is `notice`; one heard since `since` (`performance.now()`) counts. */
@@ -75,6 +90,8 @@ export class PostgresListener {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
+    for (const relook of this.relooks.values()) clearTimeout(relook);
+    this.relooks.clear();
     for (const watches of this.watches.values()) for (const watch of watches) watch.wake();
     this.watches.clear();
     this.heard.clear();
@@ -97,12 +114,12 @@ export class PostgresListener {
     try {
       client = await this.connect();
       client.on('notification', ({ channel, payload }) => {
-        if (channel === this.channel && payload !== undefined) this.notice(payload);
+        if (channel === this.options.channel && payload !== undefined) this.notice(payload);
       });
       client.on('error', () => this.lost(client));
       client.on('end', () => this.lost(client));
       await client.connect();
-      await client.query(`LISTEN "${this.channel}"`);
+      await client.query(`LISTEN "${this.options.channel}"`);
       if (this.closed) throw new Error('closed');
       this.listeningSince = performance.now();
       this.reconnectDelay = RECONNECT_FIRST;
@@ -147,10 +164,39 @@ export class PostgresListener {
   }
 
   private notice(payload: string): void {
+    const { key, first, next } = readReleaseNotice(payload);
+    // a later notice of the key supersedes the look planned on an earlier one
+    this.cancelRelook(key);
+    if (first !== undefined && first !== this.options.waiter) {
+      if (next === this.options.waiter) this.planRelook(key);
+      return;
+    }
     if (this.heard.size >= MAX_REMEMBERED) this.forgetOld();
-    this.heard.delete(payload);
-    this.heard.set(payload, performance.now());
-    for (const watch of this.watches.get(payload) ?? []) watch.wake();
+    this.heard.delete(key);
+    this.heard.set(key, performance.now());
+    this.wakeKey(key);
+  }
+
+  /** This process stands next after a reservation: its waiters ask once the window is over (+1 ms: the server's clock passed it). */
+  private planRelook(key: string): void {
+    if (!this.watches.has(key)) return;
+    const relook = setTimeout(() => {
+      this.relooks.delete(key);
+      this.wakeKey(key);
+    }, this.options.handoffWindow + 1);
+    relook.unref();
+    this.relooks.set(key, relook);
+  }
+
+  private cancelRelook(key: string): void {
+    const relook = this.relooks.get(key);
+    if (relook === undefined) return;
+    clearTimeout(relook);
+    this.relooks.delete(key);
+  }
+
+  private wakeKey(key: string): void {
+    for (const watch of this.watches.get(key) ?? []) watch.wake();
   }
 
   private forgetOld(): void {
@@ -168,6 +214,8 @@ export class PostgresListener {
   private forget(notice: string, watch: NotifiableWatch): void {
     const watches = this.watches.get(notice);
     watches?.delete(watch);
-    if (watches?.size === 0) this.watches.delete(notice);
+    if (watches?.size !== 0) return;
+    this.watches.delete(notice);
+    this.cancelRelook(notice);
   }
 }

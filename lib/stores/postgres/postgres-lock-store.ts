@@ -60,8 +60,9 @@ interface Statements {
  * (`clock_timestamp()`), so no session state is kept: it works through PgBouncer in transaction mode. The
  * fence is a column of the row that only grows (at or above the server clock in microseconds) and stays when
  * the lease is released. Waiting processes stand in a line per key (`<table>_waiters`); a release with a line
- * reserves the key for the first in line for the hand-off window and wakes the waiters by one NOTIFY, heard on
- * one LISTEN connection per store (to `directUrl` when a pooler stands in front of the server).
+ * reserves the key for the first in line for the hand-off window and wakes its waiters alone by one NOTIFY
+ * that names it (and the next in line, which asks once the window is over), heard on one LISTEN connection per
+ * store (to `directUrl` when a pooler stands in front of the server).
  *
  * @example
  * LockModule.forRoot({ postgres: process.env.DATABASE_URL })
@@ -109,11 +110,14 @@ export class PostgresLockStore implements LockStore {
     this.pool = pool ? Promise.resolve(pool) : this.pg.then((pg) => ownPool(pg, connectionString!));
     this.pool.catch(() => undefined);
     const listenTo = directUrl ?? connectionString;
-    this.listener = new PostgresListener(async () => {
-      const pg = await this.pg;
-      const config = listenTo === undefined ? { ...pool?.options } : { connectionString: listenTo };
-      return new pg.Client({ ...config, keepAlive: true, connectionTimeoutMillis: STATEMENT_TIMEOUT });
-    }, this.tables.channel);
+    this.listener = new PostgresListener(
+      async () => {
+        const pg = await this.pg;
+        const config = listenTo === undefined ? { ...pool?.options } : { connectionString: listenTo };
+        return new pg.Client({ ...config, keepAlive: true, connectionTimeoutMillis: STATEMENT_TIMEOUT });
+      },
+      { channel: this.tables.channel, waiter: this.waiter, handoffWindow: this.handoffWindow },
+    );
     const access = {
       tables: this.tables,
       stored: (key: string) => this.stored(key),
@@ -147,8 +151,9 @@ export class PostgresLockStore implements LockStore {
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const stored = this.stored(request.key);
     const row = await this.one<AcquireRow>('acquire', request.key, this.sql.acquire, [
-      this.stored(request.key),
+      stored,
       request.token,
       request.ttl,
       request.holder ?? null,
@@ -156,6 +161,8 @@ export class PostgresLockStore implements LockStore {
       this.waiter,
       request.waiting ? Math.max(Math.ceil(request.waiting.ttl), 2 * this.handoffWindow) : null,
       this.handoffWindow,
+      this.tables.channel,
+      noticeOf(stored),
     ]);
     if (row.acquired) return request.fencing ? { acquired: true, fence: Number(row.fence) } : { acquired: true };
     return { acquired: false, remainingTtl: row.remaining === null ? undefined : Math.max(0, row.remaining) };
@@ -206,6 +213,7 @@ export class PostgresLockStore implements LockStore {
       this.waiter,
       this.tables.channel,
       noticeOf(stored),
+      this.handoffWindow,
     ]);
   }
 

@@ -1,9 +1,10 @@
 import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lease.interface.js';
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import type { PostgresClientLike, PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
-import { callLine, fits, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from '../shared/permit-line.js';
+import { callLine, hasLapsed, type HeldPermit, type LineCall, type WaitingPlace } from '../shared/permit-line.js';
+import { decidePermit } from '../shared/permit-decision.js';
 import { checkPermitShape } from '../../options/permit-shape.js';
-import { inUseAs, modeCode, shapeText, type PermitModeCode } from '../shared/permit-codes.js';
+import type { PermitModeCode } from '../shared/permit-codes.js';
 import { limitOfShape, modeOfCode, permitState } from '../shared/permit-state.js';
 import type { PostgresListener } from './postgres-listener.js';
 import { noticeOf, type PostgresTables } from './postgres-tables.js';
@@ -71,47 +72,18 @@ export class PostgresPermits implements PermitStore {
 
   async acquire(request: PermitRequest): Promise<PermitResult> {
     const shape = checkPermitShape(request.shape);
-    const { key, token } = request;
-    return this.operate('acquire', key, (resource, write) => {
+    return this.operate('acquire', request.key, (resource, write) => {
       const { now } = resource;
-      const own = resource.permits.get(token);
-      // our own live permit: a retry whose first reply was lost; refresh it and answer as the first time
-      if (own) {
-        own.expiresAt = now + request.ttl;
-        if (request.holder !== undefined) own.holder = request.holder;
-        write(undefined);
-        return request.fencing ? { acquired: true, fence: own.fence ?? 0 } : { acquired: true };
-      }
-      const text = shapeText(shape);
-      if (resource.shape !== text && (resource.permits.size > 0 || resource.line.length > 0)) {
-        return { acquired: false, inUseAs: inUseAs(resource.shape) };
-      }
-      resource.shape = text;
-      const limit = 'limit' in shape ? shape.limit : undefined;
-      const mode = modeCode(shape);
-      const mutexTtl = this.mutexTtl(resource);
-      let position = resource.line.findIndex((place) => place.token === token);
-      // back after its reservation lapsed: it takes its turn again from its place
-      if (position >= 0 && hasLapsed(resource.line[position], now)) resource.line[position].reservedUntil = 0;
-      const line = this.callLine(resource, limit, mutexTtl);
-      const admitted = position >= 0 ? line.fitting.has(token) : !line.stopped && fits(limit, mode, line);
-      if (admitted) {
-        if (position >= 0) resource.line.splice(position, 1);
-        const fence = request.fencing ? this.nextFence(resource) : undefined;
-        resource.permits.set(token, { mode, expiresAt: now + request.ttl, fence, holder: request.holder, since: now });
-        write(line);
-        return fence === undefined ? { acquired: true } : { acquired: true, fence };
-      }
-      if (request.waiting) {
-        const until = now + Math.max(1, request.waiting.ttl);
-        if (position >= 0) resource.line[position].until = until;
-        else position = resource.line.push({ token, mode, until, reservedUntil: 0, since: now }) - 1;
-      }
-      write(line);
-      const remainingTtl = this.soonestEnd(resource, mutexTtl);
-      if (position < 0) return { acquired: false, remainingTtl };
-      const ahead = resource.line.slice(0, position).filter((place) => !hasLapsed(place, now)).length;
-      return { acquired: false, remainingTtl, ahead };
+      const decision = decidePermit(resource, request, shape, {
+        now,
+        window: this.handoffWindow,
+        mutexTtl: this.mutexTtl(resource),
+        nextFence: () => this.nextFence(resource),
+        permit: (held) => ({ ...held, since: now }),
+        place: (place) => ({ ...place, since: now }),
+      });
+      if (decision.changed) write(decision.line);
+      return decision.result;
     });
   }
 
@@ -354,17 +326,6 @@ export class PostgresPermits implements PermitStore {
       exclusive: mutexTtl !== undefined,
       now: resource.now,
     });
-  }
-
-  /** How soon something holding a request back ends by itself: a permit, a reservation, the mutex. */
-  private soonestEnd(resource: Resource, mutexTtl: number | undefined): number | undefined {
-    const { now } = resource;
-    const ends = [
-      ...[...resource.permits.values()].map((permit) => permit.expiresAt - now),
-      ...resource.line.filter((place) => place.reservedUntil > now).map((place) => place.reservedUntil - now),
-      ...(mutexTtl === undefined ? [] : [mutexTtl]),
-    ];
-    return ends.length === 0 ? undefined : Math.max(0, Math.ceil(Math.min(...ends)));
   }
 }
 

@@ -1,12 +1,16 @@
 import type { PostgresTables } from '../postgres-tables.js';
+import { namedNoticeSql } from '../release-notice.js';
 
 /**
  * Grants a lease in one autocommit statement, judged by the server's clock (`clock_timestamp()`: a snapshot's
  * `now()` is the time its transaction began, which a pooler or a slow statement can leave far behind).
  * `$1` key, `$2` token, `$3` ttl (ms), `$4` holder record or NULL, `$5` fencing, `$6` this store's waiter id,
  * `$7` how long a refused caller's place in the line lives (ms), NULL for one that does not wait, `$8` the
- * hand-off window (ms). Returns `acquired`, `fence` (when granted) and `remaining`: in ms, the holder's lease,
- * else the reservation of the key for the process first in line, else NULL.
+ * hand-off window (ms), `$9` channel, `$10` the key's notice (see `noticeOf`). Returns `acquired`, `fence`
+ * (when granted) and `remaining`: in ms, the holder's lease, else the reservation of the key for the process
+ * first in line, else NULL. A free key found held back for nobody yet (its lease ran out, or the first in line
+ * left or never came) is reserved for the first in line, and one NOTIFY tells it and the one after it, as a
+ * release does: a waiter that died in line costs the others one hand-off window, whoever asks next.
  */
 export function acquireSql({ leases, waiters }: PostgresTables): string {
   return `WITH clock AS (SELECT clock_timestamp() AS now),
@@ -67,7 +71,16 @@ reserved AS (
   FROM clock, head
   WHERE w.key = $1 AND w.waiter = head.waiter AND head.waiter <> $6 AND head.reserved_until IS NULL
     AND NOT EXISTS (SELECT 1 FROM current) AND NOT EXISTS (SELECT 1 FROM granted)
-  RETURNING w.reserved_until
+  RETURNING w.waiter, w.reserved_until
+),
+notified AS (
+  SELECT pg_notify($9, ${namedNoticeSql(
+    '$10',
+    'reserved.waiter',
+    `(SELECT waiter FROM ${waiters}, clock WHERE key = $1 AND waiter <> reserved.waiter AND expires_at > clock.now
+      AND (reserved_until IS NULL OR reserved_until > clock.now) ORDER BY since, waiter LIMIT 1)`,
+  )})
+  FROM reserved, clock
 )
 SELECT
   EXISTS (SELECT 1 FROM granted) AS acquired,
@@ -77,6 +90,7 @@ SELECT
     (SELECT reserved_until FROM reserved),
     (SELECT reserved_until FROM head WHERE waiter <> $6)
   ) - clock.now) * 1000)::integer AS remaining,
-  (SELECT count(*) FROM place) + (SELECT count(*) FROM leaving) AS line_changes
+  (SELECT count(*) FROM place) + (SELECT count(*) FROM leaving) AS line_changes,
+  (SELECT count(*) FROM notified) AS notified
 FROM clock`;
 }

@@ -1,0 +1,30 @@
+// A process of processes.spec.ts that waits in KEY's line: a PostgresLockStore at POSTGRES_URL (KEY_PREFIX)
+// prints `ready` once checked and listening; on `go` it acquires KEY (waiting up to 30 s, its backoff never
+// shorter than 2 s, so that only a notice wakes it sooner) and prints `acquired <epoch ms>`; on `release` it
+// releases and prints `released <epoch ms>`.
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { LockManager } from '../../../lib/core/lock-manager.js';
+import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
+
+const { POSTGRES_URL, KEY_PREFIX, KEY } = process.env as Record<string, string>;
+const now = (): number => performance.timeOrigin + performance.now();
+
+const store = new PostgresLockStore({ connectionString: POSTGRES_URL, keyPrefix: KEY_PREFIX });
+await store.verify();
+const locks = new LockManager({ store });
+console.log('ready');
+const lines = createInterface({ input: process.stdin });
+const commands = lines[Symbol.asyncIterator]();
+await commands.next();
+const lock = await locks.acquire(KEY, {
+  wait: 30_000,
+  ttl: 20_000,
+  retry: { minDelay: 4000, maxDelay: 8000 },
+});
+console.log(`acquired ${now()}`);
+await commands.next();
+await lock.release();
+console.log(`released ${now()}`);
+await locks.close();
+process.exit(0);
