@@ -15,7 +15,7 @@ import { LOCK_STORE } from './lock.constants.js';
 import type { LockStore } from './interfaces/lock-store.interface.js';
 import type { CheckedModuleOptions } from './lock.module-options.js';
 import { registerService, unregisterService } from './lock-registry.js';
-import { LockTelemetry } from './telemetry/lock-telemetry.js';
+import { attachServiceTelemetry } from './telemetry/service-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
 import type { ForcedRelease, LockList, LockListOptions, LockSummary } from './interfaces/lock-summary.interface.js';
 import { describeLock, listLocks } from './listing/lock-listing.js';
@@ -26,7 +26,7 @@ import { forceRelease } from './listing/force-release.js';
  * `current`, `on`, and leader election with `lead`, `isLeader` and `inspectLeader` (see {@link LockManager}). Provided by `LockModule`; it checks the store at startup,
  * serves `@WithLock` methods, re-emits lock events as Nest events (`lock.acquired`, ...) when
  * `@nestjs/event-emitter` is set up, records OpenTelemetry metrics and spans when `@opentelemetry/api` is
- * installed (see {@link LockTelemetry}), and on shutdown drains (see {@link LockManager.close}): sections may
+ * installed and an SDK registered before bootstrap (see {@link LockTelemetry}), and on shutdown drains (see {@link LockManager.close}): sections may
  * finish for `drainTimeout`, a lease whose section still runs is kept until it ends, and what the module
  * created (never a client or store you passed in) is closed after the last lease.
  *
@@ -125,7 +125,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     }
     const emitter = this.moduleRef && (await findNestEventEmitter(this.moduleRef));
     if (emitter) this.detach.push(forwardLockEvents(this, emitter));
-    const telemetry = this.telemetry && (await LockTelemetry.attach(this, this.telemetry));
+    const telemetry = this.telemetry && (await attachServiceTelemetry(this, this.telemetry));
     if (telemetry) this.detach.push(() => telemetry.detach());
     registerService(this);
   }

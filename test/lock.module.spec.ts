@@ -107,11 +107,15 @@ describe('LockModule', () => {
 
   it('never closes a Redis client the user passed in, and closes the one it created from a URL', async () => {
     const userClient = new Redis(testRedisUrl());
-    const app = await boot([LockModule.forRoot({ redis: userClient, keyPrefix: uniquePrefix() })]);
+    const keyPrefix = uniquePrefix();
+    const app = await boot([LockModule.forRoot({ redis: userClient, keyPrefix })]);
     const lock = await app.get(LockService).acquire('mine');
     await app.close();
     expect(userClient.status).toBe('ready');
-    expect(await userClient.exists(`${lock.key}`)).toBe(0);
+    // the user's client still answers, and the lease its holder kept is still there to release
+    expect(await userClient.exists(`${keyPrefix}{mine}`)).toBe(1);
+    expect(await lock.release()).toBe(true);
+    expect(await userClient.exists(`${keyPrefix}{mine}`)).toBe(0);
     await userClient.quit();
 
     const owned = await boot([LockModule.forRoot({ redis: testRedisUrl(), keyPrefix: uniquePrefix() })]);

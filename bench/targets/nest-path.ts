@@ -8,8 +8,9 @@ function cost(t: Tables, log: CommandLog, id: number): string {
   return (
     `Client CPU ${fmt(at(t, id, SERVICE, 'clientCpu'))} vs ${fmt(at(t, id, 'floor', 'clientCpu'))} µs per cycle ` +
     `(floor), server CPU ${fmt(at(t, id, SERVICE, 'serverCpu'))} vs ${fmt(at(t, id, 'floor', 'serverCpu'))} µs, ` +
-    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. The commands are the floor's; the rest is client ` +
-    'work per call (docs/benchmarks.md has the profile of this path).'
+    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. As many commands as the floor's, but the release's ` +
+    'EVALSHA carries 4 keys and 6 arguments to a longer script, and the client LockModule creates arms a command ' +
+    'timeout per command; docs/benchmarks.md splits the client CPU between these and the engine, with profiles.'
   );
 }
 

@@ -266,7 +266,8 @@ export class LeaseBook implements LeaseController {
   /** A lease was released: its hold (kept part included) counts towards the usual hold of its template. */
   private endHold(lock: Lock, keptFor: number | undefined): void {
     const template = this.observer.keyTemplateOf(lock);
-    const heldFor = this.observer.heldFor(lock);
+    // a direct call without metricKey has no template to count towards: no clock read for it
+    const heldFor = template === undefined ? undefined : this.observer.heldFor(lock);
     if (template !== undefined && heldFor !== undefined) this.holdTimes.record(template, heldFor + (keptFor ?? 0));
     this.observer.released(lock, keptFor);
   }

@@ -4,27 +4,24 @@ import type { LockState } from '../interfaces/lease.interface.js';
 
 /** The part of every holder record of this process that never changes, as JSON text. */
 const PROCESS_PART = `{"host":${JSON.stringify(hostname())},"pid":${process.pid}`;
-/** The last label's JSON part: a process takes most of its leases under a few labels, often one at a time. */
-let lastLabel: { label: string | undefined; part: string } = { label: undefined, part: '' };
+/** The last record made: a busy process takes many locks in one millisecond, most under one label. */
+let last: { label: string | undefined; ms: number; record: string } = { label: undefined, ms: NaN, record: '' };
+/** The last millisecond as ISO text, for records of other labels in the same millisecond. */
+let lastTime = { ms: NaN, text: '' };
 
 /**
  * The holder record a store keeps beside a lease (`AcquireRequest.holder`): short JSON that an operator
  * can also read with `redis-cli GET`. It names the process and the caller, never the token. Written on
- * every acquisition, so it is put together from cached parts instead of a JSON.stringify of an object.
+ * every acquisition, so it is put together from cached parts instead of a JSON.stringify of an object,
+ * and made once per label and millisecond.
  */
 export function encodeHolder(label: string | undefined): string {
-  if (lastLabel.label !== label) {
-    lastLabel = { label, part: label === undefined ? '' : `,"label":${JSON.stringify(label)}` };
-  }
-  return `${PROCESS_PART}${lastLabel.part},"acquiredAt":"${isoNow()}"}`;
-}
-
-/** The time as ISO text, formatted once per millisecond: a busy process takes many locks in one. */
-let lastTime = { ms: NaN, text: '' };
-function isoNow(): string {
   const ms = Date.now();
+  if (ms === last.ms && label === last.label) return last.record;
   if (ms !== lastTime.ms) lastTime = { ms, text: new Date(ms).toISOString() };
-  return lastTime.text;
+  const labelPart = label === undefined ? '' : `,"label":${JSON.stringify(label)}`;
+  last = { label, ms, record: `${PROCESS_PART}${labelPart},"acquiredAt":"${lastTime.text}"}` };
+  return last.record;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from './ioredis-types.js';
-import type { NodeRedisClientLike } from './redis-client-like.interface.js';
+import type { GlideClientLike, NodeRedisClientLike } from './redis-client-like.interface.js';
 import type { LockDefaults, LockLogger } from './lock-options.interface.js';
 import type { LockStore } from './lock-store.interface.js';
 import type { RedlockStoreOptions } from './redlock-store-options.interface.js';
@@ -36,13 +36,13 @@ export interface LockModuleOptions extends LockDefaults {
   readonly redlock?: Omit<RedlockStoreOptions, 'keyPrefix' | 'releaseNotices' | 'handoffWindow' | 'acceptEvictionRisk'>;
   /**
    * The Redis (or Valkey) to keep locks in: a client you own (never closed by the module): an ioredis or
-   * iovalkey `Redis` or `Cluster`, or a node-redis 5 or 6 `createClient()` / `createCluster()`, connected or
-   * not (docs/stores.md, "Bring your own client"); or a URL / ioredis options / `{ cluster: nodes, options }` from which the module creates and
+   * iovalkey `Redis` or `Cluster`, a node-redis 5 or 6 `createClient()` / `createCluster()`, connected or
+   * not, or a Valkey GLIDE `GlideClient` / `GlideClusterClient` (docs/stores.md, "Bring your own client"); or a URL / ioredis options / `{ cluster: nodes, options }` from which the module creates and
    * owns a client. Options with `sentinels` and `name` make a Sentinel client, with `failoverDetector` on
    * unless you turn it off: it leaves a frozen or cut-off master as soon as a Sentinel announces a failover.
    * @example { sentinels: [{ host: 'sentinel-0', port: 26379 }], name: 'locks' }
    */
-  readonly redis?: Redis | Cluster | NodeRedisClientLike | string | RedisOptions | RedisClusterConfig;
+  readonly redis?: Redis | Cluster | NodeRedisClientLike | GlideClientLike | string | RedisOptions | RedisClusterConfig;
   /**
    * An etcd cluster (v3 API) instead of Redis: leases agreed by a quorum, so a failover of the leader loses
    * none (needs the `etcd3` package). `keyPrefix` applies to it too; ttls are whole seconds, at least 1 s.
@@ -123,7 +123,9 @@ export interface LockModuleOptions extends LockDefaults {
   readonly logger?: LockLogger;
   /**
    * OpenTelemetry metrics and spans through `@opentelemetry/api`, when the application has it (and an
-   * SDK) installed; `false` turns them off. Register the SDK's providers before the application starts.
+   * SDK) installed; `false` turns them off. Register the SDK's providers before the application starts:
+   * without a provider at bootstrap the service listens to none of its leases (`{ traces: true }` still
+   * records spans from a tracer provider registered later).
    * @default true
    */
   readonly telemetry?: boolean | LockTelemetryOptions;

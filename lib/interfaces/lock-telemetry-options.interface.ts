@@ -5,7 +5,10 @@
 export interface LockTelemetryOptions {
   /** Record metrics through the global `MeterProvider` (register the SDK before the app starts). @default true */
   readonly metrics?: boolean;
-  /** Record `lock.acquire` and `lock.hold` spans through the global `TracerProvider`. @default true */
+  /**
+   * Record `lock.acquire` and `lock.hold` spans through the global `TracerProvider`. `LockService` records them
+   * when a tracer provider is registered at bootstrap; `true` also from one registered later. @default true
+   */
   readonly traces?: boolean;
   /**
    * Also put the resolved key (`lock.key`) on metrics and spans. Each distinct key becomes its own time

@@ -8,3 +8,12 @@ export interface NodeRedisClientLike {
   connect(): unknown;
   readonly isOpen: boolean;
 }
+
+/**
+ * A Valkey GLIDE 2.x client (`GlideClient` or `GlideClusterClient` of `@valkey/valkey-glide`), recognised by
+ * its shape: no import of GLIDE types, so the typings compile without it installed.
+ */
+export interface GlideClientLike {
+  customCommand(...args: never[]): unknown;
+  close(...args: never[]): unknown;
+}

@@ -1,12 +1,12 @@
 import type { Redis, RedisOptions } from './ioredis-types.js';
-import type { NodeRedisClientLike } from './redis-client-like.interface.js';
+import type { GlideClientLike, NodeRedisClientLike } from './redis-client-like.interface.js';
 
 /**
- * One Redis node of a Redlock quorum: a client you own and close yourself (ioredis, iovalkey or node-redis
- * `createClient()`, connected or not), or a `redis://` /
+ * One Redis node of a Redlock quorum: a client you own and close yourself (ioredis, iovalkey, node-redis
+ * `createClient()`, connected or not, or a Valkey GLIDE `GlideClient`), or a `redis://` /
  * `rediss://` URL or ioredis options the store connects with, owns and closes.
  */
-export type RedlockNode = Redis | NodeRedisClientLike | string | RedisOptions;
+export type RedlockNode = Redis | NodeRedisClientLike | GlideClientLike | string | RedisOptions;
 
 /** Options of `RedlockStore`. */
 export interface RedlockStoreOptions {

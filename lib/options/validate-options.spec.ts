@@ -39,6 +39,13 @@ describe('validateKey', () => {
     expect(error.message).toMatch(/non-empty string/);
   });
 
+  it('counts three-byte characters exactly at the limit, where a key is no longer short enough to skip counting', () => {
+    expect(validateKey('€'.repeat(341), 1024)).toBe('€'.repeat(341));
+    expect(validateKey(`${'€'.repeat(341)}k`, 1024)).toBe(`${'€'.repeat(341)}k`);
+    expect(thrown(() => validateKey('€'.repeat(342), 1024))).toBeInstanceOf(LockKeyError);
+    expect(thrown(() => validateKey(`${'€'.repeat(341)}kk`, 1024))).toBeInstanceOf(LockKeyError);
+  });
+
   it('refuses a key over the limit by one byte', () => {
     expect(thrown(() => validateKey('k'.repeat(1025), 1024))).toBeInstanceOf(LockKeyError);
   });

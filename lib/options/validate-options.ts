@@ -82,6 +82,8 @@ export function validateKey(key: unknown, maxBytes: number): string {
     const message = `A lock key must be a non-empty string; got ${key === '' ? 'an empty string' : typeof key}.`;
     throw new LockKeyError(message, undefined, { clientMessage: message });
   }
+  // a UTF-16 unit is at most 3 UTF-8 bytes: a key that short cannot be too long, and is not measured
+  if (key.length * 3 <= maxBytes) return key;
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > maxBytes) {
     const tooLong = `is ${bytes} bytes long, over the limit of ${maxBytes} (option maxKeyLength); use a shorter key or hash the long part.`;

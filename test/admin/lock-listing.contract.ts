@@ -30,6 +30,18 @@ function lossOf(lock: Lock): Promise<unknown> {
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
 }
 
+/**
+ * That a page's work is bounded: with more free rooms or rows before `key` than one page reads, the first page
+ * holds no lock and a cursor, and the second `key`.
+ */
+export async function expectOnSecondPage(store: LockStore, key: string): Promise<void> {
+  const first = await listLocks(store, { limit: 10 });
+  expect(first.locks).toEqual([]);
+  expect(first.cursor).toBeDefined();
+  const second = await listLocks(store, { limit: 10, cursor: first.cursor });
+  expect(second.locks.map((listed) => listed.key)).toEqual([key]);
+}
+
 export function describeListingContract(kind: StoreKind, options: { permits?: boolean } = {}): void {
   describe(`listing on ${kind.name}`, () => {
     let pair: StorePair;

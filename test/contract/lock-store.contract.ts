@@ -256,8 +256,9 @@ export function describeStoreContract(kind: StoreKind): void {
       );
       const waiter = manager(pair.other);
       const started = performance.now();
-      const lock = await waiter.acquire('crashed', { wait: freedAfter(ttl) + 1800, ttl: 1000 });
-      expect(performance.now() - started).toBeLessThan(freedAfter(ttl) + 800);
+      const lock = await waiter.acquire('crashed', { wait: freedAfter(ttl) + 3000, ttl: 1000 });
+      // the margin holds a first wait's subscription (a connection of its own on some clients) on a busy machine
+      expect(performance.now() - started).toBeLessThan(freedAfter(ttl) + 1500);
       await lock.release();
     });
 

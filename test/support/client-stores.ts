@@ -1,3 +1,4 @@
+import { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient as createClient6, createCluster as createCluster6 } from 'redis';
@@ -96,6 +97,79 @@ export const iovalkeyKind: StoreKind = {
       [new Valkey(url, options) as never, new Valkey(url, options) as never],
       new Redis(url),
     );
+  },
+};
+
+/** A GLIDE client as the tests use it: its own connection, closed by the test once the store is done. */
+export type GlideTestClient = GlideClient | GlideClusterClient;
+
+/**
+ * A connected GLIDE `GlideClient` on the server of `url` (RESP3, GLIDE's default); `name` is its
+ * CLIENT SETNAME, which the store's subscriber (made from its settings) shares.
+ */
+export function glideClient(url: string, name?: string): Promise<GlideClient> {
+  const { hostname, port } = new URL(url);
+  return GlideClient.createClient({
+    addresses: [{ host: hostname, port: Number(port) }],
+    requestTimeout: 2000,
+    ...(name === undefined ? {} : { clientName: name }),
+  });
+}
+
+/** A connected `GlideClusterClient` on a cluster whose nodes include `seeds` (`host:port`). */
+export function glideClusterClient(seeds: ReadonlyArray<{ host: string; port: number }>): Promise<GlideClusterClient> {
+  return GlideClusterClient.createClient({ addresses: [...seeds], requestTimeout: 2000 });
+}
+
+/** Closes GLIDE clients the tests made (the store never closes a client it did not make). */
+export function closeGlideClients(clients: readonly GlideTestClient[]): void {
+  for (const client of clients) client.close();
+}
+
+/**
+ * Two RedisLockStores on GLIDE clients of their own; an ioredis client deletes leases behind them, so replies
+ * cross client libraries.
+ */
+export const glideKind: StoreKind = {
+  name: 'RedisLockStore on Valkey GLIDE',
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const url = testRedisUrl();
+    const clients = await Promise.all([glideClient(url), glideClient(url)]);
+    const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], new Redis(url));
+    return {
+      ...pair,
+      async close() {
+        await pair.close();
+        closeGlideClients(clients);
+      },
+    };
+  },
+};
+
+/**
+ * Permit stores and their mutex store on GLIDE clients; the contract's child processes run on ioredis, so
+ * every crossing of processes is also one of client libraries.
+ */
+export const glidePermitKind: PermitStoreKind = {
+  name: 'RedisPermitStore on Valkey GLIDE',
+  async create(options = {}) {
+    const keyPrefix = uniquePrefix();
+    const url = testRedisUrl();
+    const clients = await Promise.all([0, 1, 2].map(() => glideClient(url)));
+    const pair = redisPermitPair(
+      keyPrefix,
+      [clients[0], clients[1], clients[2], new Redis(url)],
+      { REDIS_URL: url, KEY_PREFIX: keyPrefix },
+      options,
+    );
+    return {
+      ...pair,
+      async close() {
+        await pair.close();
+        closeGlideClients(clients);
+      },
+    };
   },
 };
 

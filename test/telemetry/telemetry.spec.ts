@@ -294,6 +294,29 @@ describe('OpenTelemetry metrics and spans', () => {
     expect((await otel.collectSpans()).ended('lock.hold')).toHaveLength(1);
   });
 
+  it('listens to no lease without an SDK at bootstrap, unless traces: true asks for spans from one registered later', async () => {
+    await otel.uninstall();
+    const on = jest.spyOn(LockService.prototype, 'on');
+    try {
+      const plain = await start();
+      expect(on).not.toHaveBeenCalled();
+      otel = installOpenTelemetrySdk();
+      await plain.inventory.reserve('1');
+      expect((await otel.collectSpans()).started).toEqual([]);
+      expect((await otel.collectMetrics()).metrics).toEqual([]);
+      await app!.close();
+      await otel.uninstall();
+
+      const optedIn = await start({ telemetry: { traces: true } });
+      expect(on).toHaveBeenCalled();
+      otel = installOpenTelemetrySdk();
+      await optedIn.inventory.reserve('1');
+      expect((await otel.collectSpans()).ended('lock.hold')).toHaveLength(1);
+    } finally {
+      on.mockRestore();
+    }
+  });
+
   it('refuses a telemetry option that is neither a boolean nor an object of booleans', async () => {
     await expect(start({ telemetry: 'yes' as never })).rejects.toThrow(/"telemetry"/);
     await expect(start({ telemetry: { resolvedKeys: 1 } as never })).rejects.toThrow(/"telemetry.resolvedKeys"/);

@@ -25,6 +25,7 @@ export interface EtcdCompare {
   readonly target: 'Create' | 'Mod' | 'Value' | 'Lease' | 'Version';
   readonly result: 'Equal' | 'Greater' | 'Less' | 'NotEqual';
   readonly create_revision?: Int64;
+  readonly mod_revision?: Int64;
   readonly value?: Buffer;
   readonly lease?: Int64;
 }
@@ -37,6 +38,10 @@ export interface EtcdRequestOp {
     readonly limit?: Int64;
     readonly sort_order?: 'Ascend' | 'Descend';
     readonly sort_target?: 'Create' | 'Key';
+    /** Only the keys, without their values. */
+    readonly keys_only?: boolean;
+    /** Only how many keys the range holds (`count`). */
+    readonly count_only?: boolean;
   };
   readonly request_put?: {
     readonly key: Buffer;
@@ -57,7 +62,7 @@ export interface EtcdTxnRequest {
 
 /** The answer to one operation of a transaction. */
 export interface EtcdResponseOp {
-  readonly response_range?: { readonly kvs: EtcdKeyValue[] };
+  readonly response_range?: { readonly kvs: EtcdKeyValue[]; readonly count?: string; readonly more?: boolean };
   readonly response_put?: { readonly header: EtcdHeader };
   readonly response_delete_range?: { readonly deleted: string; readonly prev_kvs: EtcdKeyValue[] };
   readonly response_txn?: EtcdTxnResponse;

@@ -42,6 +42,14 @@ export function etcdRecordKey(prefix: string, key: string): Buffer {
   return Buffer.from(`${prefix}record:${key}`, 'utf8');
 }
 
+/**
+ * The etcd key that remembers the token a forced release ended (`<prefix>revoked:<byte length>:<key>`): outside
+ * every room (a room starts with a digit), so its writes and its expiry wake no waiter of the resource.
+ */
+export function etcdRevokedKey(prefix: string, key: string): Buffer {
+  return Buffer.from(`${prefix}revoked:${Buffer.byteLength(key, 'utf8')}:${key}`, 'utf8');
+}
+
 /** The key of `owner`'s place in a resource's line. */
 export function lineEntry(keys: EtcdResourceKeys, owner: string): Buffer {
   return Buffer.concat([keys.line, Buffer.from(owner, 'utf8')]);

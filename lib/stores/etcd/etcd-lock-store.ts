@@ -17,6 +17,7 @@ import { EtcdMembers } from './etcd-members.js';
 import { etcdResourceKeys, type EtcdResourceKeys } from './etcd-keys.js';
 import { inspectTxn, permissionProbeTxn, releaseTxn } from './etcd-transactions.js';
 import { EtcdLeaseBook } from './etcd-lease-book.js';
+import { EtcdListing } from './etcd-listing.js';
 import { EtcdLeasePool } from './etcd-lease-pool.js';
 import { remainingLease } from './etcd-lease-remaining.js';
 import { EtcdLine } from './etcd-line.js';
@@ -51,20 +52,10 @@ const EXPIRY_LAG = 1000;
 export class EtcdLockStore implements LockStore {
   /**
    * Its ttl rules (leases of whole seconds, at least one; keeps that end within a window), its line of
-   * waiting processes per resource, and the response records of idempotent requests; no permits yet.
+   * waiting processes per resource, the response records of idempotent requests, the listing and forced
+   * releases; no permits yet.
    */
-  readonly capabilities: LockStoreCapabilities = {
-    limits: { minTtl: MIN_ETCD_TTL, keepWithin: (ms) => this.keepWithin(ms) },
-    line: {
-      handOver: (key, token, next) => this.handOver(key, token, next),
-      leaveLine: (key) => this.leaveLine(key),
-    },
-    records: new EtcdRecords({
-      prefix: () => this.prefix,
-      run: (operation, key, command) => this.run(operation, key, command),
-    }),
-    absent: { permits: 'the etcd store has no semaphores or readers-writer locks yet' },
-  };
+  readonly capabilities: LockStoreCapabilities;
   private readonly prefix: string;
   private readonly members: Promise<EtcdMembers>;
   /** The members' unary calls, each failing over to the next member (see EtcdMembers). */
@@ -109,6 +100,20 @@ export class EtcdLockStore implements LockStore {
       keysOf: (key) => this.keysOf(key),
       timeout: resolved.timeout,
     });
+    const access = { prefix: () => this.prefix, run: this.run.bind(this) };
+    // the listing and forced releases: one object, both capabilities
+    const listing = new EtcdListing(access);
+    this.capabilities = {
+      limits: { minTtl: MIN_ETCD_TTL, keepWithin: (ms) => this.keepWithin(ms) },
+      line: {
+        handOver: (key, token, next) => this.handOver(key, token, next),
+        leaveLine: (key) => this.leaveLine(key),
+      },
+      records: new EtcdRecords(access),
+      listing,
+      revoking: listing,
+      absent: { permits: 'the etcd store has no semaphores or readers-writer locks yet' },
+    };
     this.grants = new EtcdGrants({
       line: this.line,
       keepAlives: this.keepAlives,

@@ -18,6 +18,7 @@ const SQLSTATES: Readonly<Record<string, string>> = {
   '28000': 'the server refused this role (pg_hba.conf)',
   '3D000': 'database does not exist',
   '53300': 'too many connections',
+  '54000': "the key is too long for the lock tables' index (lower maxKeyLength: 2,000 bytes with the prefix at most)",
   '25006': 'read-only transaction (a standby, or default_transaction_read_only)',
 };
 

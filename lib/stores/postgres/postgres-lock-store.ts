@@ -12,6 +12,7 @@ import type { HandOverResult } from '../../interfaces/waiting-line.interface.js'
 import type { PostgresClientLike, PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
 import { loadPg, type PgModule } from './load-pg.js';
 import { PostgresListener } from './postgres-listener.js';
+import { PostgresListing } from './postgres-listing.js';
 import { PostgresPermits } from './postgres-permits.js';
 import { PostgresRecords } from './postgres-records.js';
 import { postgresStoreError } from './postgres-errors.js';
@@ -70,8 +71,8 @@ interface Statements {
 export class PostgresLockStore implements LockStore {
   /**
    * A line of waiting processes per key (with hand-over to this process's next waiter), its hand-off
-   * window, permits (semaphores, readers-writer locks) on the same keys and fences, and the response records
-   * of idempotent requests (`<table>_records`).
+   * window, permits (semaphores, readers-writer locks) on the same keys and fences, the response records
+   * of idempotent requests (`<table>_records`), the listing and forced releases.
    */
   readonly capabilities: LockStoreCapabilities;
   private readonly handoffWindow: number;
@@ -113,26 +114,25 @@ export class PostgresLockStore implements LockStore {
       const config = listenTo === undefined ? { ...pool?.options } : { connectionString: listenTo };
       return new pg.Client({ ...config, keepAlive: true, connectionTimeoutMillis: STATEMENT_TIMEOUT });
     }, this.tables.channel);
+    const access = {
+      tables: this.tables,
+      stored: (key: string) => this.stored(key),
+      transaction: this.transaction.bind(this),
+      session: this.session.bind(this),
+      run: this.run.bind(this),
+    };
+    // the listing and forced releases: one object, both capabilities
+    const listing = new PostgresListing({ ...access, keyPrefix: this.options.keyPrefix });
     this.capabilities = {
       limits: { handoffWindow: this.handoffWindow },
       line: {
         handOver: (key, token, next) => this.handOver(key, token, next),
         leaveLine: (key) => this.leaveLine(key),
       },
-      permits: new PostgresPermits({
-        tables: this.tables,
-        handoffWindow: this.handoffWindow,
-        listener: this.listener,
-        stored: (key) => this.stored(key),
-        transaction: (operation, key, work) => this.transaction(operation, key, work),
-        session: (operation, key, work) => this.session(operation, key, work),
-        run: (operation, key, command) => this.run(operation, key, command),
-      }),
-      records: new PostgresRecords({
-        tables: this.tables,
-        stored: (key) => this.stored(key),
-        run: (operation, key, command) => this.run(operation, key, command),
-      }),
+      permits: new PostgresPermits({ ...access, handoffWindow: this.handoffWindow, listener: this.listener }),
+      listing,
+      revoking: listing,
+      records: new PostgresRecords(access),
     };
   }
 

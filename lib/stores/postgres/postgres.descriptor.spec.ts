@@ -59,6 +59,7 @@ describe('LockModule options with postgres', () => {
       'postgres.createTable',
     ],
     ['an empty postgres option', { postgres: '' }, 'postgres'],
+    ['a maxKeyLength past the index limit', { postgres: 'postgres://a/b', maxKeyLength: 1996 }, 'maxKeyLength'],
     [
       'a handoffWindow over half the ttl',
       { postgres: 'postgres://a/b', handoffWindow: 600, ttl: 1000 },
@@ -66,6 +67,12 @@ describe('LockModule options with postgres', () => {
     ],
   ])('refuses %s, naming the option', (_label, options, option) => {
     expect(refusal(options)?.option).toBe(option);
+  });
+
+  it('takes the longest maxKeyLength whose keys fit the index with the prefix', () => {
+    expect(refusal({ postgres: 'postgres://a/b', maxKeyLength: 1995 })).toBeUndefined();
+    expect(refusal({ postgres: 'postgres://a/b', keyPrefix: 'app:', maxKeyLength: 1996 })).toBeUndefined();
+    expect(refusal({ postgres: 'postgres://a/b', maxKeyLength: 1996 })?.message).toMatch(/at most 1995 here/);
   });
 
   it('never shows the password of a URL it refuses', () => {

@@ -2,6 +2,7 @@ import { LockConfigurationError } from '../../errors/lock-configuration.error.js
 import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
 import type { StoreFamily } from '../../interfaces/store-family.interface.js';
 import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
+import { DEFAULT_MAX_KEY_LENGTH } from '../../options/lock-settings.js';
 import { refuseSharedOptions } from '../../options/shared-store-options.js';
 import { PostgresLockStore } from './postgres-lock-store.js';
 import { isPool, resolvePostgresOptions, type PostgresLockStoreOptions } from './postgres-options.js';
@@ -11,6 +12,12 @@ export interface PostgresStorePlan {
   readonly kind: 'postgres';
   readonly options: PostgresLockStoreOptions;
 }
+
+/**
+ * The longest key, prefix included, in bytes, that the lock tables take: a btree index entry holds about a third
+ * of an 8 kB page (2,704 bytes), and the waiters' and permits' keys share theirs with a token or an owner id.
+ */
+export const POSTGRES_MAX_KEY_BYTES = 2_000;
 
 /** The module's `postgres` option in its object form: the store's options without those the module sets. */
 const MODULE_POSTGRES_OPTIONS: OptionsKind = {
@@ -76,6 +83,22 @@ function planPostgresStore(options: LockModuleOptions): PostgresLockStoreOptions
   } else {
     throw new LockConfigurationError('postgres', postgres, `expected ${postgresFamily.expects}`);
   }
-  resolvePostgresOptions(planned);
+  const resolved = resolvePostgresOptions(planned);
+  refuseKeysOverIndexLimit(options.maxKeyLength ?? DEFAULT_MAX_KEY_LENGTH, resolved.keyPrefix);
   return planned;
+}
+
+/**
+ * Refuses a `maxKeyLength` that would let a key past the tables' index limit, where PostgreSQL would refuse
+ * the row only at the first long key (SQLSTATE 54000) instead of at bootstrap.
+ * @throws LockConfigurationError naming `maxKeyLength`
+ */
+function refuseKeysOverIndexLimit(maxKeyLength: number, keyPrefix: string): void {
+  const room = POSTGRES_MAX_KEY_BYTES - Buffer.byteLength(keyPrefix);
+  if (maxKeyLength <= room) return;
+  throw new LockConfigurationError(
+    'maxKeyLength',
+    maxKeyLength,
+    `the Postgres store indexes keys of at most ${POSTGRES_MAX_KEY_BYTES} bytes with the key prefix, so at most ${room} here; hash the long part of a key`,
+  );
 }

@@ -8,6 +8,7 @@ import { labelOfServer } from './node-label.js';
 import { PERMIT_SCRIPTS } from './permits/scripts/index.js';
 import { ALL_SCRIPTS } from './scripts/index.js';
 import type { LuaScript } from './scripts/lua-script.js';
+import { readServerVersion, refuseOldServers } from './server-version.js';
 import { errorMessage, redisStoreError } from './store-error.js';
 
 /** The scripts a Redis store runs: its leases' and its permits' (same keys, same servers). */
@@ -38,6 +39,7 @@ export async function verifyRedis(
   const checks: EvictionCheck[] = [];
   if (!isCluster(client)) {
     await verifyServer(client, options.connection);
+    refuseOldServers('redis', [{ label: labelOfServer(client), version: await readServerVersion(client) }]);
     checks.push(await checkEviction(client, labelOfServer(client)));
   } else {
     for (const master of await clusterMasters(client)) {
@@ -49,6 +51,7 @@ export async function verifyRedis(
         throw redisStoreError('reach', undefined, error, `master ${address} does not answer PING (${reason})`);
       }
       await loadScripts(master, ` on master ${address}`);
+      refuseOldServers('redis', [{ label: `master ${address}`, version: await readServerVersion(master) }]);
       checks.push(await checkEviction(master, `master ${address}`));
     }
   }

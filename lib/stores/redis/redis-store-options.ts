@@ -1,6 +1,6 @@
 import { DEFAULT_HANDOFF_WINDOW } from '../shared/handoff-window.js';
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
-import type { NodeRedisClientLike } from '../../interfaces/redis-client-like.interface.js';
+import type { GlideClientLike, NodeRedisClientLike } from '../../interfaces/redis-client-like.interface.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { ReplicaAckOptions } from '../../interfaces/replica-ack-options.interface.js';
 import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
@@ -11,8 +11,11 @@ import type { ReplicaAck } from './replica-ack.js';
 
 /** Options of {@link RedisLockStore}. */
 export interface RedisLockStoreOptions {
-  /** An ioredis or iovalkey `Redis` or `Cluster` client, or a node-redis client or cluster (docs/stores.md). */
-  readonly client: Redis | Cluster | NodeRedisClientLike;
+  /**
+   * An ioredis or iovalkey `Redis` or `Cluster` client, a node-redis client or cluster, or a Valkey GLIDE
+   * `GlideClient` or `GlideClusterClient` (docs/stores.md).
+   */
+  readonly client: Redis | Cluster | NodeRedisClientLike | GlideClientLike;
   /**
    * Namespace of every key and channel: non-empty, printable, without `*?[]\\{}` (see docs/options.md,
    * "Bounds, and why").

@@ -1,7 +1,5 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from '../../interfaces/ioredis-types.js';
-import type { RedisClientPort } from './client/redis-client-port.js';
-import { NODE_REDIS_COMMAND_TIMEOUT } from './client/node-redis-port.js';
-import { checkClientShape } from './client/client-port.js';
+import { toClientPort } from './client/client-port.js';
 import { clientShape } from './client/client-shape.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockModuleOptions, RedisClusterConfig } from '../../interfaces/lock-module-options.interface.js';
@@ -58,7 +56,7 @@ const CLUSTER_CONFIG_OPTIONS: OptionsKind = {
  */
 export const redisFamily = {
   option: 'redis',
-  expects: 'a redis:// URL, an ioredis, iovalkey or node-redis client, ioredis options or { cluster, options }',
+  expects: 'a redis:// URL, an ioredis, iovalkey, node-redis or GLIDE client, ioredis options or { cluster, options }',
   misplaced: {
     url: 'a connection URL goes in "redis": { redis: "redis://host:6379" }',
     host: 'a server goes in "redis": { redis: { host, port } }',
@@ -81,11 +79,8 @@ export const redisFamily = {
 function planRedis(given: LockModuleOptions['redis'], shared: SharedStoreOptions): RedisStorePlan {
   if (clientShape(given) !== 'not a client') {
     const redis = given;
-    // an ioredis client is a port as it is; a node-redis one has none of its own: its port's bounds its commands
-    const timeout =
-      checkClientShape(redis, 'redis') === 'ioredis'
-        ? commandTimeoutOf(redis as RedisClientPort)
-        : NODE_REDIS_COMMAND_TIMEOUT;
+    // the port says the client's command timeout (GLIDE's requestTimeout; node-redis has none of its own)
+    const timeout = commandTimeoutOf(toClientPort(redis, 'redis'));
     return {
       kind: 'client',
       client: redis as RedisLockStoreOptions['client'],
@@ -107,7 +102,7 @@ function planRedis(given: LockModuleOptions['redis'], shared: SharedStoreOptions
     throw new LockConfigurationError(
       'redis',
       redis,
-      'expected an ioredis, iovalkey or node-redis client, a redis:// URL, ioredis options or { cluster: [nodes] }',
+      'expected an ioredis, iovalkey, node-redis or GLIDE client, a redis:// URL, ioredis options or { cluster: [nodes] }',
     );
   }
   if ('cluster' in redis) {

@@ -50,7 +50,7 @@ const RECENT_KEYS = 4096;
  * replica-confirmation.ts.
  */
 export class RedisLockStore implements LockStore {
-  /** The store's port on its client: an ioredis or iovalkey client itself, a node-redis client's adapter. */
+  /** The store's port on its client: an ioredis or iovalkey client itself, a node-redis or GLIDE client's adapter. */
   readonly client: RedisClientPort;
   /** How long a contended release reserves the key for the process first in line, in ms. */
   private readonly handoffWindow: number;

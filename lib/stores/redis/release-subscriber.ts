@@ -154,12 +154,27 @@ export class ReleaseSubscriber {
       return;
     }
     entry.lastNotice = performance.now();
-    this.wake(entry);
+    if (notice.kind === 'reserved' && notice.count !== undefined) this.wakeLongestWaiting(entry, notice.count);
+    else this.wake(entry);
   }
 
   private wake(entry: Channel): void {
     entry.relook = undefined;
     for (const watch of entry.watches) watch.wake();
+  }
+
+  /**
+   * Permits were reserved for `count` of our places: of the watches asleep, the `count` open longest wake (each
+   * permit waiter has its own, opened after its refusal took its place, so they are in the line's order); the
+   * others would only ask again to be refused. A watch whose waiter is awake keeps the notice: its request may
+   * have crossed the release that reserved its place, and a refusal must not send it back to sleep.
+   */
+  private wakeLongestWaiting(entry: Channel, count: number): void {
+    let left = count;
+    for (const watch of entry.watches) {
+      if (!watch.asleep) watch.wake();
+      else if (left-- > 0) watch.wake();
+    }
   }
 
   /** The reservation before us had its window: the longest watch asks again (each permit waiter has its own). */

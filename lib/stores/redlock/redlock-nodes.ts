@@ -2,6 +2,7 @@ import type { RedisOptions } from '../../interfaces/ioredis-types.js';
 import type { RedisClientPort } from '../redis/client/redis-client-port.js';
 import { checkClientShape, SUPPORTED_CLIENTS, toClientPort } from '../redis/client/client-port.js';
 import { clientShape } from '../redis/client/client-shape.js';
+import { isGlideCluster, type GlideClient } from '../redis/client/glide-client.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { ConnectionWatch } from '../redis/connection-failure.js';
 import { loadIoredis } from '../redis/load-ioredis.js';
@@ -187,7 +188,12 @@ function checkNode(node: unknown, index: number): CheckedNode {
     throw new LockConfigurationError(option, node, 'expected a Redis client, a redis:// URL or ioredis options');
   }
   const shape = clientShape(node);
-  if ((node as { isCluster?: unknown }).isCluster === true || (shape === 'node-redis' && 'masters' in node)) {
+  const glideCluster = shape === 'glide' && isGlideCluster(node as GlideClient);
+  if (
+    (node as { isCluster?: unknown }).isCluster === true ||
+    (shape === 'node-redis' && 'masters' in node) ||
+    glideCluster
+  ) {
     throw new LockConfigurationError(
       option,
       node,

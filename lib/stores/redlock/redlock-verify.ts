@@ -1,6 +1,7 @@
 import type { LockStoreVerification } from '../../interfaces/lock-store.interface.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from '../redis/eviction-policy.js';
 import { ALL_SCRIPTS } from '../redis/scripts/index.js';
+import { readServerVersion, refuseOldServers } from '../redis/server-version.js';
 import { failureOf, type QuorumNodes } from './quorum-nodes.js';
 import { countAnswers } from './quorum-round.js';
 import { checkDistinctServers, identifyServer } from './redlock-nodes.js';
@@ -29,17 +30,25 @@ export async function verifyNodes(
   const replies = await nodes.round(
     async (client, index) => {
       // sent together: one round trip per node
-      const [eviction, server] = await Promise.all([
+      const [eviction, server, version] = await Promise.all([
         checkEviction(client, labels[index]),
         identifyServer(client),
+        readServerVersion(client),
         ...ALL_SCRIPTS.map((script) => client.script('LOAD', script.lua)),
       ]);
-      return { eviction, server };
+      return { eviction, server, version };
     },
     undefined,
     Math.max(nodes.timeout, VERIFY_TIMEOUT),
   );
   // what the nodes that answered show is a verdict whatever the others did: judged before the quorum
+  refuseOldServers(
+    'redlock',
+    replies.map((reply, index) => ({
+      label: labels[index],
+      version: reply.state === 'ok' ? reply.value.version : undefined,
+    })),
+  );
   const identities = replies.map((reply) => (reply.state === 'ok' ? reply.value.server : undefined));
   const unidentified = checkDistinctServers(labels, identities);
   const evictions = replies.map((reply, index): EvictionCheck =>

@@ -18,6 +18,7 @@ import { QuorumNodes } from './quorum-nodes.js';
 import { countAnswers, sendToAll, type NodeReply } from './quorum-round.js';
 import { settleFence } from './redlock-fence.js';
 import { inspectOnQuorum } from './redlock-inspect.js';
+import { RedlockListing } from './redlock-listing.js';
 import { checkRedlockStoreOptions, type RedlockStoreOptions } from './redlock-options.js';
 import { renewOnQuorum } from './redlock-renewal.js';
 import { noValidityLeft, redlockClockDrift } from './redlock-validity.js';
@@ -64,8 +65,8 @@ export class RedlockStore implements LockStore {
   /** How long a contended release reserves the key against this process, in ms. */
   private readonly handoffWindow: number;
   /**
-   * Its drift rule (`driftFactor`) and hand-off window; no line of waiting processes (each node would keep its
-   * own, and reservations split across them reach no quorum) and no permits.
+   * Its drift rule (`driftFactor`) and hand-off window, the listing and forced releases; no line of waiting
+   * processes (each node would keep its own, and reservations split across them reach no quorum) and no permits.
    */
   readonly capabilities: LockStoreCapabilities;
   private readonly acceptEvictionRisk: boolean;
@@ -85,12 +86,21 @@ export class RedlockStore implements LockStore {
     this.prefix = settings.keyPrefix;
     this.driftFactor = settings.driftFactor;
     this.handoffWindow = settings.handoffWindow;
+    this.acceptEvictionRisk = settings.acceptEvictionRisk;
+    const notices = settings.releaseNotices;
+    this.publishCommand = notices ? 'PUBLISH' : '';
+    this.nodes = new QuorumNodes(checked, settings.timeout);
+    this.quorum = this.nodes.quorum;
+    // the listing and forced releases: one object, both capabilities
+    const listing = new RedlockListing({ nodes: this.nodes, keyPrefix: this.prefix, publish: this.publishCommand });
     this.capabilities = {
       limits: {
         // `ttl * driftFactor + 2 ms`: holders count their validity with it
         clockDrift: (ttl) => redlockClockDrift(ttl, settings.driftFactor),
         handoffWindow: settings.handoffWindow,
       },
+      listing,
+      revoking: listing,
       absent: {
         line: 'each node would keep its own line, and reservations split across them reach no quorum',
         permits:
@@ -103,11 +113,6 @@ export class RedlockStore implements LockStore {
           'Cluster), EtcdLockStore, PostgresLockStore or MemoryLockStore',
       },
     };
-    this.acceptEvictionRisk = settings.acceptEvictionRisk;
-    const notices = settings.releaseNotices;
-    this.publishCommand = notices ? 'PUBLISH' : '';
-    this.nodes = new QuorumNodes(checked, settings.timeout);
-    this.quorum = this.nodes.quorum;
     if (notices) {
       // a subscriber connects on its first watch, which runs after `connected`
       this.subscribers = checked.map(

@@ -13,6 +13,11 @@ export class NotifiableWatch implements ReleaseWatch {
     return new NotifiableWatch();
   }
 
+  /** Whether its waiter sleeps in `next()` right now (not asking the store, with no notice kept for it). */
+  get asleep(): boolean {
+    return this.resume !== undefined;
+  }
+
   wake(): void {
     if (this.resume) this.resume(true);
     else this.heard = true;

@@ -30,12 +30,17 @@ describe('a refusal whose reply comes after the wait has ended', () => {
     const waiter = manager(proxy.url, keyPrefix);
     // connected, its scripts loaded, before the proxy slows down: only the acquire's round trips outlast the wait
     await (await waiter.acquire('warm')).release();
+    const granted = performance.now();
     const lock = await holder.acquire('held', { ttl: 10_000 });
     proxy.latency(150);
     const error = await waiter.acquire('held', { wait: 100 }).catch((e: unknown) => e);
+    const refused = performance.now();
     proxy.heal();
     await lock.release();
     expect(error).toBeInstanceOf(LockNotAcquiredError);
-    expect((error as LockNotAcquiredError).remainingTime).toBeGreaterThan(9000);
+    // what the store said at the refusal: the lease less the time since its grant, not 0 nor a guess after the wait
+    const remaining = (error as LockNotAcquiredError).remainingTime!;
+    expect(remaining).toBeGreaterThanOrEqual(10_000 - (refused - granted) - 50);
+    expect(remaining).toBeLessThanOrEqual(10_000);
   });
 });

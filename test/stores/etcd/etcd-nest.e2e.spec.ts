@@ -14,11 +14,8 @@ import { etcdResourceKeys } from '../../../lib/stores/etcd/etcd-keys.js';
 import { LockHealthIndicator } from '../../../lib/terminus.js';
 import { EtcdLockStore } from '../../../lib/stores/etcd/etcd-lock-store.js';
 import { startEtcdCluster, type EtcdClusterHandle } from '../../support/etcd-cluster.js';
-import { testRedisUrl, uniquePrefix } from '../../support/stores.js';
-import { startInventoryApp, type Platform, type RunningApp } from '../../support/nest-app/create-app.js';
-import { concurrentHolds } from '../../support/nest-app/concurrent-holds.js';
-
-const post = (url: string) => fetch(url, { method: 'POST' });
+import { uniquePrefix } from '../../support/stores.js';
+import { describeInventoryOverHttp } from '../../support/nest-app/inventory-over-http.js';
 
 let cluster: EtcdClusterHandle;
 
@@ -28,47 +25,7 @@ beforeAll(async () => {
 
 afterAll(() => cluster.stop());
 
-describe.each<Platform>(['express', 'fastify'])('LockModule.forRoot({ etcd }) on HTTP handlers (%s)', (platform) => {
-  let running: RunningApp;
-
-  beforeEach(async () => {
-    running = await startInventoryApp(platform, testRedisUrl(), {
-      etcd: { hosts: cluster.hosts },
-      keyPrefix: uniquePrefix(),
-    });
-  });
-
-  afterEach(() => running.close());
-
-  it('returns 409 with Retry-After to 19 of 20 concurrent requests while one holds the lock', async () => {
-    expect((await post(`${running.url}/inventory/warm/hold?ms=1`)).status).toBe(201);
-    const responses = await concurrentHolds(running.url, 'p1', 20);
-    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
-    const conflicts = responses.filter((r) => r.status === 409);
-    expect(conflicts).toHaveLength(19);
-    for (const conflict of conflicts) {
-      const retryAfter = Number(conflict.headers.get('retry-after'));
-      expect(retryAfter).toBeGreaterThanOrEqual(1);
-      expect(retryAfter).toBeLessThanOrEqual(30);
-      const body = (await conflict.json()) as Record<string, unknown>;
-      // the key template, not the resolved key, and never the token
-      expect(body).toMatchObject({ statusCode: 409, code: 'LOCKED', resource: 'inventory:<productId>', retryAfter });
-      expect(JSON.stringify(body)).not.toMatch(/p1|[0-9a-f]{32}/);
-    }
-  });
-
-  it('sells exactly the 10 units in stock to 50 concurrent buyers that wait their turn', async () => {
-    const product = `sku-etcd-${platform}-${Date.now()}`;
-    await running.data.set(`stock:${product}`, '10');
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, () => post(`${running.url}/inventory/${product}/purchase`)),
-    );
-    const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 201)).toHaveLength(10);
-    expect(statuses.filter((s) => s === 422)).toHaveLength(40);
-    expect(await running.data.get(`stock:${product}`)).toBe('0');
-  });
-});
+describeInventoryOverHttp('etcd', () => ({ etcd: { hosts: cluster.hosts } }));
 
 describe('the etcd store and whole-second leases', () => {
   it('refuses a module ttl under 1 s at bootstrap, naming the option', async () => {

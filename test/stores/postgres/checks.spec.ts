@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
 import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
@@ -41,6 +42,20 @@ describe('PostgresLockStore startup checks', () => {
     expect((error as Error).message).toContain(`PostgreSQL at 127.0.0.1:${port}/orders`);
     expect((error as Error).message).toContain('ECONNREFUSED');
     expect(JSON.stringify(error) + String((error as Error).stack)).not.toContain('S3cr3t');
+  });
+
+  it('names a key too long for the index by its cause, never quoting the key', async () => {
+    const store = storeOf({ connectionString: server.url, keyPrefix: uniquePrefix() });
+    await store.verify();
+    // random bytes: a repeated character compresses under the index limit
+    const key = `order:${randomBytes(1500).toString('hex')}`;
+    const error = await store.acquire({ key, token: 'a'.repeat(32), ttl: 5000, fencing: false }).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(/key is too long .*maxKeyLength.*SQLSTATE 54000/);
+    expect((error as Error).message).not.toContain(key.slice(6, 100));
   });
 
   it('creates the tables once when several instances boot at once', async () => {

@@ -1,9 +1,9 @@
 import { Controller, Injectable, Module, Param, Post, type INestApplication } from '@nestjs/common';
 import { LockModule, LockService, WithLock } from '../../../lib/index.js';
-import { startApp, startInventoryApp, type Platform, type RunningApp } from '../../support/nest-app/create-app.js';
+import { startApp } from '../../support/nest-app/create-app.js';
+import { describeInventoryOverHttp } from '../../support/nest-app/inventory-over-http.js';
 import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
-import { testRedisUrl, uniquePrefix } from '../../support/stores.js';
-import { concurrentHolds } from '../../support/nest-app/concurrent-holds.js';
+import { uniquePrefix } from '../../support/stores.js';
 
 const post = (url: string) => fetch(url, { method: 'POST' });
 
@@ -15,45 +15,7 @@ beforeAll(async () => {
 
 afterAll(() => server.destroy());
 
-describe.each<Platform>(['express', 'fastify'])(
-  'LockModule.forRoot({ postgres }) on HTTP handlers (%s)',
-  (platform) => {
-    let running: RunningApp;
-
-    beforeEach(async () => {
-      running = await startInventoryApp(platform, testRedisUrl(), { postgres: server.url, keyPrefix: uniquePrefix() });
-    });
-
-    afterEach(() => running.close());
-
-    it('returns 409 with Retry-After to 19 of 20 concurrent requests while one holds the lock', async () => {
-      expect((await post(`${running.url}/inventory/warm/hold?ms=1`)).status).toBe(201);
-      const responses = await concurrentHolds(running.url, 'p1', 20);
-      expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
-      const conflicts = responses.filter((r) => r.status === 409);
-      expect(conflicts).toHaveLength(19);
-      for (const conflict of conflicts) {
-        const retryAfter = Number(conflict.headers.get('retry-after'));
-        expect(retryAfter).toBeGreaterThanOrEqual(1);
-        const body = (await conflict.json()) as Record<string, unknown>;
-        expect(body).toMatchObject({ statusCode: 409, code: 'LOCKED', resource: 'inventory:<productId>', retryAfter });
-        expect(JSON.stringify(body)).not.toMatch(/p1|[0-9a-f]{32}/);
-      }
-    });
-
-    it('sells exactly the 10 units in stock to 50 concurrent buyers that wait their turn', async () => {
-      const product = `sku-pg-${platform}-${Date.now()}`;
-      await running.data.set(`stock:${product}`, '10');
-      const responses = await Promise.all(
-        Array.from({ length: 50 }, () => post(`${running.url}/inventory/${product}/purchase`)),
-      );
-      const statuses = responses.map((r) => r.status);
-      expect(statuses.filter((s) => s === 201)).toHaveLength(10);
-      expect(statuses.filter((s) => s === 422)).toHaveLength(40);
-      expect(await running.data.get(`stock:${product}`)).toBe('0');
-    });
-  },
-);
+describeInventoryOverHttp('postgres', () => ({ postgres: server.url }));
 
 @Injectable()
 class Exports {

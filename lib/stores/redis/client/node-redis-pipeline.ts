@@ -9,7 +9,8 @@ export interface QueuedCommand {
 
 /**
  * A pipeline on a client without one of ioredis' shape: its commands are sent together in one tick (which
- * node-redis writes as one batch) and each is answered `[error, reply]`, like ioredis' `exec()`.
+ * node-redis writes as one batch, and GLIDE's core pipelines on its connection to each node) and each is
+ * answered `[error, reply]`, like ioredis' `exec()`.
  */
 export class NodeRedisPipeline implements RedisPipelinePort {
   private readonly commands: QueuedCommand[] = [];

@@ -73,13 +73,17 @@ export function ownChannel(channel: string, owner: string): string {
 export type LineNotice =
   /** `=version fence`, on the process's own channel: the release granted the offer of that version. */
   | { readonly kind: 'granted'; readonly version: number; readonly fence: number }
-  /** `owner` or `owner next`: the key is reserved for `owner`; `next` stands after it in the line. */
-  | { readonly kind: 'reserved'; readonly owner: string; readonly next?: string }
+  /**
+   * `owner` or `owner next`: the key is reserved for `owner`; `next` stands after it in the line. With a count
+   * (`owner:count`, from a permit script) permits were reserved for that many of `owner`'s places: that many of
+   * its waiters are to wake, not all.
+   */
+  | { readonly kind: 'reserved'; readonly owner: string; readonly next?: string; readonly count?: number }
   /** Anything else (`*`): released, for every waiter. */
   | { readonly kind: 'released' };
 
 const GRANTED = /^=(\d+) (\d+)$/;
-const RESERVED = new RegExp(`^(${OWNER_ID})(?: (${OWNER_ID}))?$`);
+const RESERVED = new RegExp(`^(${OWNER_ID})(?::([1-9]\\d*))?(?: (${OWNER_ID}))?$`);
 
 /** Reads a release notice. */
 export function readNotice(message: string): LineNotice {
@@ -87,9 +91,13 @@ export function readNotice(message: string): LineNotice {
   if (granted) return { kind: 'granted', version: Number(granted[1]), fence: Number(granted[2]) };
   const reserved = RESERVED.exec(message);
   if (reserved) {
-    return reserved[2] === undefined
-      ? { kind: 'reserved', owner: reserved[1] }
-      : { kind: 'reserved', owner: reserved[1], next: reserved[2] };
+    const [, owner, count, next] = reserved;
+    return {
+      kind: 'reserved',
+      owner,
+      ...(next === undefined ? {} : { next }),
+      ...(count === undefined ? {} : { count: Number(count) }),
+    };
   }
   return { kind: 'released' };
 }

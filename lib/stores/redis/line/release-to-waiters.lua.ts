@@ -23,7 +23,9 @@ local function releaseToWaiters(w)
         redis.call('HDEL', w.offers, nextOwner)
         local version, token, ttl, fencing, holder = string.match(offer, '^(%d+) (%x+) (%d+) ([01]) ?(.*)$')
         if version then
-          local fence = grant(w.lock, w.fence, leaseValue(token, holder), ttl, fencing, redis.call('LLEN', w.line) > 0)
+          -- marked whether or not others still wait (no LLEN on the hand-off path): a release that finds the
+          -- line empty costs a look and a notice nobody hears, once at the end of a busy spell
+          local fence = grant(w.lock, w.fence, leaseValue(token, holder), ttl, fencing, true)
           if type(fence) ~= 'table' then
             local notice = '=' .. version .. ' ' .. string.format('%.0f', fence)
             local heard = redis.pcall(w.publish, w.channel .. ':' .. nextOwner, notice)

@@ -22,18 +22,24 @@ export const ACQUIRE = luaScript(
   `${LEASE_LUA}${GRANT_LUA}
 local value = leaseValue(ARGV[1], ARGV[5])
 local waits = ARGV[6] ~= '0' or ARGV[8] == '1'
--- a free key goes to whoever asks, in one command (and the fence), unless the caller has a place to give up
-if ARGV[6] ~= '2' and redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[2]) then
-  if ARGV[3] ~= '1' then return {1, 0} end
-  local fence = nextFence(KEYS[2])
-  if type(fence) == 'table' then
-    -- a fence counter of another type: no lease without its fence
-    redis.call('DEL', KEYS[1])
-    return fence
+local current
+if ARGV[6] ~= '2' then
+  -- a free key goes to whoever asks, in one command (and the fence), unless the caller has a place to give up;
+  -- GET: a refused caller learns what holds the key from the same command
+  current = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[2], 'GET')
+  if not current then
+    if ARGV[3] ~= '1' then return {1, 0} end
+    local fence = nextFence(KEYS[2])
+    if type(fence) == 'table' then
+      -- a fence counter of another type: no lease without its fence
+      redis.call('DEL', KEYS[1])
+      return fence
+    end
+    return {1, fence}
   end
-  return {1, fence}
+else
+  current = redis.call('GET', KEYS[1])
 end
-local current = redis.call('GET', KEYS[1])
 -- our own token: a retry whose first reply was lost; refresh it and answer as the first time
 local own = ownership(current, ARGV[1])
 if own > 0 then
@@ -61,7 +67,10 @@ if not current or (mark == '~' and current ~= '~' .. ARGV[4]) then
   if type(fence) == 'table' then return fence end
   return {1, fence}
 end
-if ARGV[6] ~= '0' and not redis.call('LPOS', KEYS[3], ARGV[4]) then
+-- a first ask that leaves an offer is its process's only one on the way (and nobody of it waits yet): no place
+-- to look for
+local placed = ARGV[6] == '0' or (ARGV[6] == '2' or ARGV[9] == '') and redis.call('LPOS', KEYS[3], ARGV[4])
+if not placed then
   -- a new line gets an expiry: places of waiters that left without their turn go with it once the key is
   -- quiet (a line still busy then is dropped too; its waiters take new places at their next refusal)
   if redis.call('RPUSH', KEYS[3], ARGV[4]) == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[7]) end

@@ -214,7 +214,8 @@ local function markMutexLease(ttl)
   end
 end
 
--- One notice per process whose place was reserved now, naming it (its store's owner id): only it wakes. The
+-- One notice per process whose places were reserved now, naming it (its store's owner id) and how many of its
+-- places were ('owner:count'): only it wakes, and only that many of its waiters, the longest waiting first. The
 -- notice also names the process of the first place still held back, which looks again once the window is over,
 -- should the reserved one never come (gone while waiting: see passOverGone). caller: the token and owner id of
 -- the request that called the line ('' for none), whose own reservation needs no notice and whose process needs
@@ -223,9 +224,12 @@ local function notify(line, places, publish, channel, callerToken, callerOwner)
   if publish == '' then return end
   local told, owners = {}, {}
   for _, place in ipairs(line.reserved) do
-    if place.token ~= callerToken and not told[place.owner] then
-      told[place.owner] = true
-      owners[#owners + 1] = place.owner
+    if place.token ~= callerToken then
+      if not told[place.owner] then
+        told[place.owner] = 0
+        owners[#owners + 1] = place.owner
+      end
+      told[place.owner] = told[place.owner] + 1
     end
   end
   if #owners == 0 then return end
@@ -238,7 +242,7 @@ local function notify(line, places, publish, channel, callerToken, callerOwner)
   end
   for _, owner in ipairs(owners) do
     -- pcall: a user whose ACL refuses the channel still gets its permit; its waiters fall back to their timers
-    redis.pcall(publish, channel, owner .. after)
+    redis.pcall(publish, channel, owner .. ':' .. told[owner] .. after)
   end
 end
 

@@ -1,0 +1,4 @@
+import { glidePermitKind } from '../support/client-stores.js';
+import { describePermitContract } from './permit-store.contract.js';
+
+describePermitContract(glidePermitKind, true);
