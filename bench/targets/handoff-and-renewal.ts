@@ -97,7 +97,7 @@ export function handoffAndRenewalChecks(t: Tables, renewal: { leases: number; tt
       compare: '<=',
       why: () =>
         'Between processes a hand-off takes two scripts: the waiter refused once (it marks the lease, joins the ' +
-        'line and leaves its request beside its place, sent before the release and so off the hand-off path; a ' +
+        'line with its request in its entry, sent before the release and so off the hand-off path; a ' +
         'key refused at its last first ask skips the plain SET NX) and the release (which grants that request ' +
         'and tells its process), each counted with the commands it runs; they are in the notes of table 7.',
     });

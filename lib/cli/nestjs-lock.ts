@@ -1,24 +1,27 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { loadIoredis } from '../stores/redis/load-ioredis.js';
-import { describeLock, listLocks } from '../listing/lock-listing.js';
+import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { isLockError } from '../errors/lock.error.js';
+import { describeLock, listLocks, MAX_LIST_LIMIT } from '../listing/lock-listing.js';
 import { forceRelease } from '../listing/force-release.js';
-import { RedisLockStore } from '../stores/redis/redis.store.js';
-import type { LockSummary } from '../interfaces/lock-summary.interface.js';
+import { toMilliseconds } from '../options/duration-option.js';
+import { connectStore } from './cli-store.js';
+import { lockLines } from './lock-table.js';
+import { watchLocks } from './watch.js';
 
-/** Exit codes a script can branch on. */
-const EXIT = { ok: 0, failed: 1, usage: 2, notHeld: 3 } as const;
+/** Exit codes a script can branch on (docs/operations.md lists them). */
+const EXIT = { ok: 0, failed: 1, usage: 2, notHeld: 3, store: 4 } as const;
 
-const USAGE = `Usage: nestjs-lock <command> --redis URL [--key-prefix lock:]
-  ls [--prefix P] [--json]     the held locks
-  inspect KEY                  one lock (exit 3 while it is free)
-  release KEY --force          force-release KEY and raise its fence (refused without --force)`;
+const USAGE = `Usage: nestjs-lock <command> (--redis URL | --postgres URL | --etcd HOSTS) [--key-prefix lock:]
+  ls [--prefix P] [--json]               the held locks
+  inspect KEY                            one lock (exit 3 while it is free)
+  release KEY --force                    force-release KEY and raise its fence (refused without --force)
+  watch [--prefix P] [--interval 2s]     the held locks, redrawn every interval; q or Ctrl-C quits
+Exit codes: 0 done, 1 failed, 2 usage or bad option, 3 not held, 4 the store failed or was unreachable.`;
 
-/** One line of `ls`: the key, its kind, holders and waiters. */
-function line(lock: LockSummary): string {
-  const holders = lock.holders.map((holder) => `${holder.label ?? '-'}@${holder.host ?? '?'}:${holder.pid ?? '?'}`);
-  return `${lock.key}\t${lock.kind}\t${holders.join(',')}\twaiters=${lock.waiters}`;
-}
+const COMMANDS = ['ls', 'inspect', 'release', 'watch'];
+/** The shortest time between two frames of `watch`, in ms: each frame reads the whole listing. */
+const MIN_INTERVAL = 100;
 
 /** Runs one command; resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {
@@ -27,14 +30,17 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       redis: { type: 'string' },
+      postgres: { type: 'string' },
+      etcd: { type: 'string' },
       'key-prefix': { type: 'string', default: 'lock:' },
       prefix: { type: 'string' },
       json: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
+      interval: { type: 'string', default: '2s' },
     },
   });
   const [command, key] = positionals;
-  if (!values.redis || !['ls', 'inspect', 'release'].includes(command ?? '') || (command !== 'ls' && !key)) {
+  if (!COMMANDS.includes(command ?? '') || ((command === 'inspect' || command === 'release') && !key)) {
     process.stderr.write(`${USAGE}\n`);
     return EXIT.usage;
   }
@@ -42,18 +48,20 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write('Refused: a forced release ends the lease of a running holder; add --force to mean it.\n');
     return EXIT.usage;
   }
-  const store = new RedisLockStore({
-    client: new (await loadIoredis('--redis', values.redis)).Redis(values.redis, { maxRetriesPerRequest: 1 }),
-    keyPrefix: values['key-prefix'],
-    ownsClient: true,
-    releaseNotices: false,
-  });
+  const interval = toMilliseconds(values.interval, '--interval');
+  if (interval < MIN_INTERVAL) {
+    throw new LockConfigurationError('--interval', values.interval, `expected at least ${MIN_INTERVAL} ms`);
+  }
+  const store = await connectStore({ ...values, keyPrefix: values['key-prefix'] });
+  const prefix = values.prefix ? { prefix: values.prefix } : {};
   try {
+    if (command === 'watch') {
+      await watchLocks(store, { ...prefix, interval, output: process.stdout, input: process.stdin });
+      return EXIT.ok;
+    }
     if (command === 'ls') {
-      const { locks } = await listLocks(store, { ...(values.prefix ? { prefix: values.prefix } : {}), limit: 1000 });
-      process.stdout.write(
-        values.json ? `${JSON.stringify({ locks })}\n` : locks.map((lock) => `${line(lock)}\n`).join(''),
-      );
+      const { locks } = await listLocks(store, { ...prefix, limit: MAX_LIST_LIMIT });
+      process.stdout.write(values.json ? `${JSON.stringify({ locks })}\n` : lockLines(locks));
       return EXIT.ok;
     }
     if (command === 'inspect') {
@@ -73,10 +81,17 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The exit code of a failure: a bad option is usage, a store that failed or did not answer its own code. */
+function exitCodeOf(error: unknown): number {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (isLockError(error, 'LOCK_CONFIGURATION') || String(code).startsWith('ERR_PARSE_ARGS')) return EXIT.usage;
+  return isLockError(error, 'LOCK_STORE_ERROR') ? EXIT.store : EXIT.failed;
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(EXIT.failed);
+    process.exit(exitCodeOf(error));
   },
 );

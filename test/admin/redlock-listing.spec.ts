@@ -24,12 +24,15 @@ describe('listing on Redlock when nodes disagree', () => {
   });
   afterAll(() => pool.stop());
 
-  beforeEach(async () => {
-    for (const server of servers) if (!server.running) await server.start();
+  beforeEach(() => {
     keyPrefix = uniquePrefix();
     stores = [];
   });
-  afterEach(() => Promise.all(stores.map((store) => store.close())));
+  afterEach(async () => {
+    // a killed node comes back first: the stores' connections to it then close as they would in production
+    for (const server of servers) if (!server.running) await server.start();
+    await Promise.all(stores.map((store) => store.close()));
+  });
 
   const store = (): RedlockStore => {
     const created = new RedlockStore({ nodes: servers.map((server) => server.url), keyPrefix, timeout: 1000 });
@@ -64,5 +67,17 @@ describe('listing on Redlock when nodes disagree', () => {
     } finally {
       await manager.close();
     }
+  });
+
+  it('refuses to list with fewer answering nodes than a quorum, naming the silent ones', async () => {
+    const operator = store();
+    await operator.verify();
+    await Promise.all([servers[0].kill(), servers[1].kill()]);
+    const failure = listLocks(operator);
+    await expect(failure).rejects.toThrow(/no quorum was reachable/);
+    const message = ((await failure.catch((error: unknown) => error)) as Error).message;
+    expect(message).toContain(`:${servers[0].port}`);
+    expect(message).toContain(`:${servers[1].port}`);
+    expect(message).not.toContain(`:${servers[2].port}`);
   });
 });

@@ -1,4 +1,4 @@
-import { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
+import { GlideClient, GlideClusterClient, ProtocolVersion } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient as createClient6, createCluster as createCluster6 } from 'redis';
@@ -104,15 +104,16 @@ export const iovalkeyKind: StoreKind = {
 export type GlideTestClient = GlideClient | GlideClusterClient;
 
 /**
- * A connected GLIDE `GlideClient` on the server of `url` (RESP3, GLIDE's default); `name` is its
- * CLIENT SETNAME, which the store's subscriber (made from its settings) shares.
+ * A connected GLIDE `GlideClient` on the server of `url`, on RESP3 (GLIDE's default) unless `resp` says 2;
+ * `name` is its CLIENT SETNAME, which the store's subscriber (made from its settings) shares.
  */
-export function glideClient(url: string, name?: string): Promise<GlideClient> {
+export function glideClient(url: string, name?: string, resp?: 2 | 3): Promise<GlideClient> {
   const { hostname, port } = new URL(url);
   return GlideClient.createClient({
     addresses: [{ host: hostname, port: Number(port) }],
     requestTimeout: 2000,
     ...(name === undefined ? {} : { clientName: name }),
+    ...(resp === 2 ? { protocol: ProtocolVersion.RESP2 } : {}),
   });
 }
 
@@ -127,25 +128,27 @@ export function closeGlideClients(clients: readonly GlideTestClient[]): void {
 }
 
 /**
- * Two RedisLockStores on GLIDE clients of their own; an ioredis client deletes leases behind them, so replies
- * cross client libraries.
+ * Two RedisLockStores on GLIDE clients of their own, on RESP3 or `resp`; an ioredis client deletes leases
+ * behind them, so replies cross client libraries.
  */
-export const glideKind: StoreKind = {
-  name: 'RedisLockStore on Valkey GLIDE',
-  async create() {
-    const keyPrefix = uniquePrefix();
-    const url = testRedisUrl();
-    const clients = await Promise.all([glideClient(url), glideClient(url)]);
-    const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], new Redis(url));
-    return {
-      ...pair,
-      async close() {
-        await pair.close();
-        closeGlideClients(clients);
-      },
-    };
-  },
-};
+export function glideKind(resp?: 2 | 3): StoreKind {
+  return {
+    name: `RedisLockStore on Valkey GLIDE${resp === undefined ? '' : ` (RESP${resp})`}`,
+    async create() {
+      const keyPrefix = uniquePrefix();
+      const url = testRedisUrl();
+      const clients = await Promise.all([glideClient(url, undefined, resp), glideClient(url, undefined, resp)]);
+      const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], new Redis(url));
+      return {
+        ...pair,
+        async close() {
+          await pair.close();
+          closeGlideClients(clients);
+        },
+      };
+    },
+  };
+}
 
 /**
  * Permit stores and their mutex store on GLIDE clients; the contract's child processes run on ioredis, so
@@ -212,3 +215,50 @@ export function nodeRedisClusterKind(major: NodeRedisMajor): StoreKind {
     },
   };
 }
+
+/**
+ * Two RedisLockStores on `GlideClusterClient`s of the Cluster of {@link clusterKind} (start it in `beforeAll`,
+ * stop it in `afterAll`); an ioredis `Cluster` deletes leases behind them.
+ */
+export const glideClusterKind: StoreKind = {
+  name: 'RedisLockStore on a Redis Cluster through Valkey GLIDE',
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const seeds = (await clusterKind.cluster()).startupNodes;
+    const clients = await Promise.all([glideClusterClient(seeds), glideClusterClient(seeds)]);
+    const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], await clusterKind.client());
+    return {
+      ...pair,
+      async close() {
+        await pair.close();
+        closeGlideClients(clients);
+      },
+    };
+  },
+};
+
+/**
+ * Permit stores and their mutex store on `GlideClusterClient`s of the Cluster of {@link clusterKind} (start it
+ * in `beforeAll`, stop it in `afterAll`); the children run on ioredis `Cluster`s.
+ */
+export const glideClusterPermitKind: PermitStoreKind = {
+  name: 'RedisPermitStore on a Redis Cluster through Valkey GLIDE',
+  async create(options = {}) {
+    const keyPrefix = uniquePrefix();
+    const seeds = (await clusterKind.cluster()).startupNodes;
+    const clients = await Promise.all([0, 1, 2].map(() => glideClusterClient(seeds)));
+    const pair = redisPermitPair(
+      keyPrefix,
+      [clients[0], clients[1], clients[2], await clusterKind.client()],
+      { CLUSTER_NODES: JSON.stringify(seeds), KEY_PREFIX: keyPrefix },
+      options,
+    );
+    return {
+      ...pair,
+      async close() {
+        await pair.close();
+        closeGlideClients(clients);
+      },
+    };
+  },
+};

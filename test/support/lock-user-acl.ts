@@ -16,7 +16,7 @@ export function lockUserRules(prefix: string): string[] {
       'lpop',
       'llen',
       'rpush',
-      'lpos',
+      'lset',
       'lrem',
       'lindex',
       'hset',

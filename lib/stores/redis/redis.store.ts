@@ -176,7 +176,7 @@ export class RedisLockStore implements LockStore {
       ...(offer === undefined ? {} : { offer }),
     });
     const reply = await this.run('acquire', request.key, keys, () =>
-      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line, keys.offers], args),
+      runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line], args),
     );
     const [granted, value] = reply as [number, number];
     if (!isOne(granted)) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
@@ -203,9 +203,9 @@ export class RedisLockStore implements LockStore {
     let reply: unknown;
     // EVALSHA straight on the client (the uncontended path); a forgotten script runs again by EVAL
     try {
-      reply = await this.client.evalsha(RELEASE.sha, 4, keys.lock, keys.fence, keys.line, keys.offers, ...args);
+      reply = await this.client.evalsha(RELEASE.sha, 3, keys.lock, keys.fence, keys.line, ...args);
     } catch (error) {
-      const scriptKeys = [keys.lock, keys.fence, keys.line, keys.offers];
+      const scriptKeys = [keys.lock, keys.fence, keys.line];
       reply = await this.run('release', key, keys, () =>
         evalAfterNoScript(this.client, RELEASE, { keys: scriptKeys, args, error }),
       );

@@ -2,10 +2,11 @@
 export interface ResourceKeys {
   readonly lock: string;
   readonly fence: string;
-  /** The processes waiting for the lease, in the order they asked (see ACQUIRE and RELEASE). */
+  /**
+   * The processes waiting for the lease, in the order they asked, each entry with the request it leaves to be
+   * granted directly (see ACQUIRE, RELEASE and line/line-protocol.ts).
+   */
   readonly line: string;
-  /** The request each process in the line leaves to be granted directly (see RELEASE). */
-  readonly offers: string;
   /** Release notices; a process in the line hears its own on `<channel>:<owner>`. */
   readonly channel: string;
   /** The tokens a forced release ended (hash, token -> 1), kept until their holders' renewals asked. */
@@ -22,8 +23,9 @@ export function resourceKeys(prefix: string, key: string): ResourceKeys {
   return {
     lock: base,
     fence: `${base}:fence`,
-    line: `${base}:line`,
-    offers: `${base}:offers`,
+    // not ':line': a process of an older version keeps its offers beside a line of bare owner ids there, and
+    // the two encodings must not be read one for the other
+    line: `${base}:waiters`,
     channel: `${base}:released`,
     revoked: `${base}:revoked`,
   };

@@ -7,16 +7,15 @@ const KEY_TYPES: Readonly<Record<Exclude<keyof ResourceKeys, 'channel'>, string>
   lock: 'string',
   fence: 'string',
   line: 'list',
-  offers: 'hash',
   revoked: 'hash',
 };
 
 /** The keys each operation's commands touch: where a WRONGTYPE can come from. */
 const KEYS_TOUCHED: Readonly<Record<string, ReadonlyArray<keyof typeof KEY_TYPES>>> = {
-  acquire: ['lock', 'fence', 'line', 'offers'],
+  acquire: ['lock', 'fence', 'line'],
   // a release may be a hand-over, which grants the next lease (and fence) in the same script
-  release: ['lock', 'fence', 'line', 'offers'],
-  'leave the line of': ['line', 'offers'],
+  release: ['lock', 'fence', 'line'],
+  'leave the line of': ['line'],
   extend: ['lock'],
   renew: ['lock'],
   inspect: ['lock', 'fence'],
@@ -27,7 +26,6 @@ const KEY_ROLES: Readonly<Record<keyof typeof KEY_TYPES, string>> = {
   lock: 'its lock key',
   fence: 'its fence counter',
   line: 'the key of its waiting line',
-  offers: 'the key of its offers',
   revoked: 'the key of its revoked tokens',
 };
 

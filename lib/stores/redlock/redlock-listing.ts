@@ -36,7 +36,8 @@ export class RedlockListing implements LockListing, LockRevoking {
   async keys(query: LockListingQuery): Promise<LockListingPage> {
     const { nodes, keyPrefix } = this.options;
     const clients = await this.clients();
-    let silent = 0;
+    // by node index, the scans of this page that failed: more than a quorum allows is an outage
+    const scans: NodeReply<unknown>[] = clients.map(() => ({ state: 'ok', value: undefined }));
     return scanPage(clients.length, query, async (node, cursor, count) => {
       const [scan] = await sendToAll(
         1,
@@ -44,7 +45,8 @@ export class RedlockListing implements LockListing, LockRevoking {
         nodes.timeout,
       );
       if (scan.state !== 'ok') {
-        if (++silent > clients.length - nodes.quorum) throw nodes.noQuorum('list', undefined, [scan]);
+        scans[node] = scan;
+        if (countAnswers(scans) < nodes.quorum) throw nodes.noQuorum('list', undefined, scans);
         return ['0', []];
       }
       const [next, found] = scan.value;

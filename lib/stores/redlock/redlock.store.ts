@@ -131,8 +131,7 @@ export class RedlockStore implements LockStore {
     });
     const started = performance.now();
     const replies = await this.nodes.round(
-      (client) =>
-        runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line, keys.offers], args) as Promise<AcquireReply>,
+      (client) => runScript(client, ACQUIRE, [keys.lock, keys.fence, keys.line], args) as Promise<AcquireReply>,
       (sofar) => countAnswers(sofar, isGrant) >= this.quorum,
     );
     const grants = countAnswers(replies, isGrant);
@@ -159,12 +158,7 @@ export class RedlockStore implements LockStore {
     const keys = this.keysOf(key);
     const replies = await this.nodes.round(
       (client, index) =>
-        runScript(
-          client,
-          RELEASE,
-          [keys.lock, keys.fence, keys.line, keys.offers],
-          this.releaseArgs(keys, token, index),
-        ),
+        runScript(client, RELEASE, [keys.lock, keys.fence, keys.line], this.releaseArgs(keys, token, index)),
       (sofar) => countAnswers(sofar, isOne) >= this.quorum,
     );
     if (countAnswers(replies, isOne) >= this.quorum) return true;
@@ -262,7 +256,7 @@ export class RedlockStore implements LockStore {
       runScript(
         client,
         RELEASE,
-        [keys.lock, keys.fence, keys.line, keys.offers],
+        [keys.lock, keys.fence, keys.line],
         releaseArgs(token, {
           channel: keys.channel,
           publish: '',

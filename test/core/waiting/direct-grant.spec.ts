@@ -101,7 +101,8 @@ describe('a release that grants the lease to the waiter first in line', () => {
     // its validity counts from its refused request, sent before the release ran, never from the notice
     expect(held.validUntil).toBeLessThan(released + 30_000);
     expect(held.validUntil).toBeGreaterThanOrEqual(waiter.asked + 30_000 - 400);
-    expect(await admin.exists(names().offers)).toBe(0);
+    // its place, and the offer in it, are spent
+    expect(await admin.exists(names().line)).toBe(0);
     await held.release();
   });
 
@@ -121,7 +122,7 @@ describe('a release that grants the lease to the waiter first in line', () => {
     rival.send('take Holder.run');
     // the rival waits in the line, its request beside its place, listening on its own channel
     await lineOf(1);
-    await until(async () => (await admin.hlen(names().offers)) === 1);
+    await until(async () => (await admin.lrange(names().line, 0, -1)).some((entry) => entry.includes(' ')));
     await until(async () => (await channelListeners(admin, names().channel)) > 0);
     await rival.kill('SIGKILL');
     await until(async () => (await channelListeners(admin, names().channel)) === 0);

@@ -550,7 +550,31 @@ describe('RedisLockStore uncontended path (a plain SET NX PX)', () => {
     expect(await holder.release('marked', token)).toBe(true);
     // the release granted the waiter first in line directly; it did not listen (it never watched), so it was
     // passed over as gone, in the same call: the key is free, its place and offer spent
-    expect(await admin.exists(names('marked').lock, names('marked').line, names('marked').offers)).toBe(0);
+    expect(await admin.exists(names('marked').lock, names('marked').line)).toBe(0);
+  });
+
+  it('never reads a line an older version left under the old names: its offer is not granted, its place not served', async () => {
+    const base = names('versions').lock;
+    // what a process of the previous encoding leaves while it waits: a bare owner id, its offer in a hash
+    const oldOwner = 'aaaaaaaaaaaaaaaa';
+    const oldToken = newToken();
+    await admin.rpush(`${base}:line`, oldOwner);
+    await admin.hset(`${base}:offers`, oldOwner, `1 ${oldToken} 30000 0 `);
+    const holder = await lockManager(redisStore()).acquire('versions', { ttl: 10_000 });
+    const waiter = lockManager(redisStore());
+    let contended = false;
+    waiter.on('contended', () => (contended = true));
+    const waiting = waiter.acquire('versions', { ttl: 10_000, wait: 10_000 });
+    await until(() => contended);
+    await until(async () => (await admin.llen(names('versions').line)) === 1);
+    await holder.release();
+    const next = await waiting;
+    // the key went to the waiter in the new line; the old entry and its offer were neither granted nor touched
+    expect(await admin.get(base)).not.toContain(oldToken);
+    expect(await admin.lrange(`${base}:line`, 0, -1)).toEqual([oldOwner]);
+    expect(await admin.hget(`${base}:offers`, oldOwner)).toBe(`1 ${oldToken} 30000 0 `);
+    await next.release();
+    expect(await admin.exists(base)).toBe(0);
   });
 });
 
@@ -570,8 +594,8 @@ describe('RedisLockStore keys', () => {
       const refused = await redisStore().acquire({ key, token: newToken(), ttl: 10_000, fencing: true, waiting });
       expect(refused.acquired).toBe(false);
       const written = await admin.keys(`${PREFIX}*`);
-      // lock, fence, line and the waiter's offer
-      expect(written).toHaveLength(4);
+      // lock, fence, and the line with the waiter's offer in its entry
+      expect(written).toHaveLength(3);
       expect(await store.release(key, token)).toBe(true);
       const channel = await heard;
       expect(new Set([...written, channel].map((name) => calculateSlot(name))).size).toBe(1);

@@ -2,10 +2,11 @@ import type { AcquireRequest } from '../../../interfaces/lease.interface.js';
 
 /*
  * The protocol of a key's line of waiting processes, on the TypeScript side. A resource's line is the list
- * `{base}:line` of owner ids in the order they were refused, its offers the hash `{base}:offers` (owner id ->
- * offer), see resource-keys.ts. The Lua side is ../scripts/acquire.script.ts (places, offers, marks),
- * release-to-waiters.lua.ts (reservations, direct grants, notices) and hand-over.script.ts: what is written
- * here must match what they write and read. RedisLine (redis-line.ts) is the line as the engine sees it.
+ * `{base}:waiters` (resource-keys.ts): one entry per process in the order they were refused, its owner id and,
+ * when it left one, its offer (line-entries.lua.ts). The Lua side is ../scripts/acquire.script.ts (places,
+ * offers, marks), release-to-waiters.lua.ts (reservations, direct grants, notices), hand-over.script.ts and
+ * leave-line.script.ts: what is written here must match what they write and read. RedisLine (redis-line.ts) is
+ * the line as the engine sees it.
  */
 
 /** How the line, its reservations and its notices name a process: an owner id as newOwnerId makes it. */
@@ -57,7 +58,7 @@ export function lineTtlOf(waiting: AcquireRequest['waiting']): number {
 export const UNCOUNTED_LISTENERS = Number.MAX_SAFE_INTEGER;
 
 /**
- * The offer a waiter in the line leaves beside its place (ACQUIRE's ARGV 9), under `version` (see
+ * The offer a waiter in the line leaves in its process's entry (ACQUIRE's ARGV 9), under `version` (see
  * DirectGrants): 'version token ttl fencing holder', as RELEASE reads it to grant the lease directly.
  */
 export function encodeOffer(version: number, request: AcquireRequest): string {

@@ -7,9 +7,9 @@ import type { DirectGrant, HandOverResult, WaitingLine } from '../../../interfac
 import type { ReleaseSubscriber } from '../release-subscriber.js';
 import type { ResourceKeys } from '../resource-keys.js';
 import { runScript } from '../script-runner.js';
-import { pipelineValues } from '../store-error.js';
 import { DirectGrants } from './direct-grants.js';
 import { HAND_OVER, handOverArgs } from './hand-over.script.js';
+import { LEAVE_LINE } from './leave-line.script.js';
 import { ownChannel } from './line-protocol.js';
 
 /** What a Redis store lends its line: its client, names and notices, and how it releases and reports failures. */
@@ -63,7 +63,7 @@ export class RedisLine implements WaitingLine {
     }
     const args = handOverArgs(token, { channel: keys.channel, publish, owner, handoffWindow }, next);
     const reply = await this.parts.run('release', key, keys, () =>
-      runScript(client, HAND_OVER, [keys.lock, keys.fence, keys.line, keys.offers], args),
+      runScript(client, HAND_OVER, [keys.lock, keys.fence, keys.line], args),
     );
     const [outcome, fence] = reply as [number, number];
     if (outcome === 0) return { released: false, handedOver: false };
@@ -77,9 +77,7 @@ export class RedisLine implements WaitingLine {
     if (this.closed) return;
     const { client, owner } = this.parts;
     const keys = this.parts.keysOf(key);
-    await this.parts.run('leave the line of', key, keys, async () =>
-      pipelineValues(await client.pipeline().lrem(keys.line, 0, owner).hdel(keys.offers, owner).exec()),
-    );
+    await this.parts.run('leave the line of', key, keys, () => runScript(client, LEAVE_LINE, [keys.line], [owner]));
   }
 
   takeGrant(key: string, token: string): DirectGrant | undefined {
@@ -91,7 +89,7 @@ export class RedisLine implements WaitingLine {
   }
 
   /**
-   * The version under which the head of this process's local queue leaves its request beside the process's
+   * The version under which the head of this process's local queue leaves its request in the process's
    * place, so that a release can grant it directly; `undefined` where releases grant none.
    */
   offer(request: AcquireRequest): number | undefined {

@@ -1,4 +1,5 @@
 import type { AcquireRequest } from '../../../interfaces/lease.interface.js';
+import { LINE_ENTRIES_LUA } from '../line/line-entries.lua.js';
 import { encodeOffer, type LineMode } from '../line/line-protocol.js';
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
@@ -10,16 +11,16 @@ import { luaScript } from './lua-script.js';
  * lease (so that its release tells the waiters) and, with the line on, takes a place in the key's line of
  * waiting processes (once), so that a release reserves the key for it in its turn.
  *
- * KEYS: 1 lock, 2 fence, 3 line, 4 offers.
+ * KEYS: 1 lock, 2 fence, 3 line.
  * ARGV: 1 token; 2 ttl ms; 3 fencing ('1'/'0'); 4 owner id; 5 holder record ('' for none); 6 line ('0' stays
  * out of it, '1' joins when refused, '2' also leaves it when granted); 7 line ttl ms; 8 mark the lease when
  * refused ('1'/'0'); 9 offer ('version token ttl fencing holder', '' for none: with it, a refused caller in
- * the line leaves its request, so that a release can grant it the lease directly).
+ * the line leaves its request in its entry, so that a release can grant it the lease directly).
  * Returns {1, fence or 0} on a grant, {0, holder's PTTL} otherwise.
  */
 export const ACQUIRE = luaScript(
   'acquire',
-  `${LEASE_LUA}${GRANT_LUA}
+  `${LEASE_LUA}${GRANT_LUA}${LINE_ENTRIES_LUA}
 local value = leaseValue(ARGV[1], ARGV[5])
 local waits = ARGV[6] ~= '0' or ARGV[8] == '1'
 local current
@@ -59,26 +60,28 @@ if not current or (mark == '~' and current ~= '~' .. ARGV[4]) then
   -- a waiter that got it this way gives up its place in the line, and marks it for those still in it
   local marked = false
   if ARGV[6] == '2' then
-    redis.call('LREM', KEYS[3], 0, ARGV[4])
-    redis.call('HDEL', KEYS[4], ARGV[4])
+    leaveLine(KEYS[3], ARGV[4])
     marked = redis.call('LLEN', KEYS[3]) > 0
   end
   local fence = grant(KEYS[1], KEYS[2], value, ARGV[2], ARGV[3], marked)
   if type(fence) == 'table' then return fence end
   return {1, fence}
 end
--- a first ask that leaves an offer is its process's only one on the way (and nobody of it waits yet): no place
--- to look for
-local placed = ARGV[6] == '0' or (ARGV[6] == '2' or ARGV[9] == '') and redis.call('LPOS', KEYS[3], ARGV[4])
-if not placed then
-  -- a new line gets an expiry: places of waiters that left without their turn go with it once the key is
-  -- quiet (a line still busy then is dropped too; its waiters take new places at their next refusal)
-  if redis.call('RPUSH', KEYS[3], ARGV[4]) == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[7]) end
-end
-if ARGV[6] ~= '0' and ARGV[9] ~= '' then
-  -- the latest request of this process stands in its place (the line keeps the order, this its terms)
-  redis.call('HSET', KEYS[4], ARGV[4], ARGV[9])
-  redis.call('PEXPIRE', KEYS[4], ARGV[7])
+if ARGV[6] ~= '0' then
+  local entry = ARGV[4]
+  if ARGV[9] ~= '' then entry = ARGV[4] .. ' ' .. ARGV[9] end
+  -- a first ask that leaves an offer is its process's only one on the way (and nobody of it waits yet): no
+  -- place to look for
+  local placed, index
+  if ARGV[6] == '2' or ARGV[9] == '' then placed, index = placeOf(KEYS[3], ARGV[4]) end
+  if not placed then
+    -- a new line gets an expiry: places of waiters that left without their turn go with it once the key is
+    -- quiet (a line still busy then is dropped too; its waiters take new places at their next refusal)
+    if redis.call('RPUSH', KEYS[3], entry) == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[7]) end
+  elseif ARGV[9] ~= '' and placed ~= entry then
+    -- the latest request of this process stands in its place
+    redis.call('LSET', KEYS[3], index, entry)
+  end
 end
 local pttl = redis.call('PTTL', KEYS[1])
 -- mark a lease (not a reservation) once, keeping its expiry (rounded down to the ms: never longer)

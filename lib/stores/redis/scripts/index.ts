@@ -2,6 +2,7 @@ import { ACQUIRE } from './acquire.script.js';
 import { EXTEND_MANY } from './extend-many.script.js';
 import { EXTEND } from './extend.script.js';
 import { HAND_OVER } from '../line/hand-over.script.js';
+import { LEAVE_LINE } from '../line/leave-line.script.js';
 import type { LuaScript } from './lua-script.js';
 import { RAISE_FENCE } from './raise-fence.script.js';
 import { REGRANT } from './regrant.script.js';
@@ -20,6 +21,7 @@ export const ALL_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE,
   RELEASE,
   HAND_OVER,
+  LEAVE_LINE,
   EXTEND,
   EXTEND_MANY,
   RAISE_FENCE,

@@ -1,13 +1,14 @@
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';
+import { LINE_ENTRIES_LUA } from '../line/line-entries.lua.js';
 import { RELEASE_TO_WAITERS_LUA } from '../line/release-to-waiters.lua.js';
 
 /**
  * Releases the lease only while the token holds it. An unmarked lease nobody waited for is one DEL; a marked
  * one tells its waiters in the same step (release-to-waiters.lua.ts).
  *
- * KEYS: 1 lock, 2 fence, 3 line, 4 offers.
+ * KEYS: 1 lock, 2 fence, 3 line.
  * ARGV: 1 token; 2 channel; 3 publish command ('PUBLISH', 'SPUBLISH' or '' for none); 4 owner id; 5 hand-off
  * window ms; 6 how many listeners of the notice may hear it before the key is held back from the releaser
  * (its own subscriber: 0 or 1; with the line on, every waiter is in the line, so a huge number: subscribers
@@ -16,7 +17,7 @@ import { RELEASE_TO_WAITERS_LUA } from '../line/release-to-waiters.lua.js';
  */
 export const RELEASE = luaScript(
   'release',
-  `${LEASE_LUA}${GRANT_LUA}${RELEASE_TO_WAITERS_LUA}
+  `${LEASE_LUA}${GRANT_LUA}${LINE_ENTRIES_LUA}${RELEASE_TO_WAITERS_LUA}
 local own = ownership(redis.call('GET', KEYS[1]), ARGV[1])
 if own == 0 then return 0 end
 if own == 1 then
@@ -24,7 +25,7 @@ if own == 1 then
   return 1
 end
 releaseToWaiters({
-  lock = KEYS[1], fence = KEYS[2], line = KEYS[3], offers = KEYS[4],
+  lock = KEYS[1], fence = KEYS[2], line = KEYS[3],
   channel = ARGV[2], publish = ARGV[3], owner = ARGV[4], window = ARGV[5], ownListeners = ARGV[6],
 })
 return 1

@@ -11,7 +11,8 @@
  * 4 fence: the resource's fence counter, shared with its mutex leases (../../scripts/fence.lua.ts)
  * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
  *   (see GUARD below)
- * 6 mutexLine: the mutex's line of waiting processes (owner ids), whose own channels hear the guard's end
+ * 6 mutexLine: the mutex's line of waiting processes (entries that start with an owner id, see
+ *   ../../line/line-entries.lua.ts), whose own channels hear the guard's end
  * Times come from the server's TIME, so that every expiry is of one clock.
  */
 export const PERMIT_LUA = `
@@ -197,8 +198,9 @@ local function keepGuard(publish, channel, window)
     if publish ~= '' then
       redis.pcall(publish, channel, '*')
       -- a mutex waiter that left an offer listens on its process's own channel only: the first few are told
-      for _, owner in ipairs(redis.call('LRANGE', mutexLineKey, 0, 7)) do
-        redis.pcall(publish, channel .. ':' .. owner, '*')
+      for _, entry in ipairs(redis.call('LRANGE', mutexLineKey, 0, 7)) do
+        local owner = string.match(entry, '^(%x+)')
+        if owner then redis.pcall(publish, channel .. ':' .. owner, '*') end
       end
     end
   end
