@@ -45,8 +45,8 @@ async function storeCommands(url: string, options: RedisOptions): Promise<Cycle>
     const keys = resourceKeys('lock:', key);
     const value = `${token}\n${encodeHolder(undefined)}`;
     if ((await client.set(keys.lock, value, 'PX', TTL, 'NX')) !== 'OK') throw new Error(`${key} is held`);
-    const { lock, fence, line, offers, channel } = keys;
-    await client.evalsha(RELEASE.sha, 4, lock, fence, line, offers, token, channel, 'PUBLISH', 'owner', 5, 1e9);
+    const { lock, fence, line, channel } = keys;
+    await client.evalsha(RELEASE.sha, 3, lock, fence, line, token, channel, 'PUBLISH', 'owner', 5, 1e9);
   };
 }
 
