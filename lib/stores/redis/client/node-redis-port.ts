@@ -7,6 +7,7 @@ import type {
   RedisPipelinePort,
 } from './redis-client-port.js';
 import { NodeRedisPipeline, type QueuedCommand } from './node-redis-pipeline.js';
+import { isNetworkError } from '../../../utils/failure-kind.js';
 
 /** The part of a node-redis 5 or 6 client (`createClient()`) or cluster (`createCluster()`) the port uses. */
 interface NodeRedisClient {
@@ -91,10 +92,12 @@ export class NodeRedisPort implements RedisClientPort {
 
   /**
    * Sends `command`, failing it with "Command timed out" when no answer comes within
-   * NODE_REDIS_COMMAND_TIMEOUT (its answer, if it comes later, is nobody's).
+   * NODE_REDIS_COMMAND_TIMEOUT (its answer, if it comes later, is nobody's). A command whose connection
+   * closed under it is sent once more, on the next connection, as ioredis does: every script of the store
+   * may run twice (each checks its token), and node-redis itself only fails it.
    */
   send(command: QueuedCommand): Promise<unknown> {
-    return withTimeout(this.dispatch(command), command.name);
+    return withTimeout(this.dispatch(command), command.name, () => this.dispatch(command));
   }
 
   /** Hands `command` to the client: a single client queues it while it connects, a cluster after discovery. */
@@ -271,24 +274,35 @@ class NodeRedisNodePort extends NodeRedisPort {
   }
 }
 
-/** `sent`, or a "Command timed out" error (the words ioredis uses) once it has waited the command timeout. */
-function withTimeout<T>(sent: Promise<T>, name: string): Promise<T> {
+/**
+ * `sent`, or a "Command timed out" error (the words ioredis uses) once it has waited the command timeout;
+ * with `resend`, a command cut with its connection is sent again, within the same timeout.
+ */
+function withTimeout<T>(sent: Promise<T>, name: string, resend?: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`Command timed out: no answer to ${name} within ${NODE_REDIS_COMMAND_TIMEOUT} ms`)),
       NODE_REDIS_COMMAND_TIMEOUT,
     );
-    sent.then(
-      (reply) => {
-        clearTimeout(timer);
-        resolve(reply);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
+    const answered = (reply: T): void => {
+      clearTimeout(timer);
+      resolve(reply);
+    };
+    const failed = (error: unknown): void => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    sent.then(answered, (error: unknown) => {
+      if (resend && cutWithConnection(error)) resend().then(answered, failed);
+      else failed(error);
+    });
   });
+}
+
+/** Whether a command failed because its connection closed while it waited for its answer. */
+function cutWithConnection(error: unknown): boolean {
+  // node-redis' SocketClosedUnexpectedlyError, or the socket's own error (ECONNRESET)
+  return (error as { message?: unknown } | null)?.message === 'Socket closed unexpectedly' || isNetworkError(error);
 }
 
 function scriptCommand(name: string, script: string, numKeys: number, keysAndArgs: CommandArgument[]): QueuedCommand {
