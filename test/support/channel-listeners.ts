@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 
 /**
@@ -13,4 +14,18 @@ export async function channelListeners(client: Redis, channel: string, sharded =
   let total = 0;
   for (let i = 1; i < counts.length; i += 2) total += Number(counts[i]);
   return total;
+}
+
+/** Resolves once every one of `servers` has a subscriber on a channel of `keyPrefix`; closes the connections. */
+export async function untilListening(servers: Redis[], keyPrefix: string): Promise<void> {
+  try {
+    for (let tries = 0; ; tries++) {
+      const channels = await Promise.all(servers.map((server) => server.pubsub('CHANNELS', `${keyPrefix}*`)));
+      if (channels.every((names) => (names as string[]).length > 0)) return;
+      if (tries > 400) throw new Error('no subscriber on every node');
+      await sleep(5);
+    }
+  } finally {
+    await Promise.all(servers.map((server) => server.quit()));
+  }
 }
