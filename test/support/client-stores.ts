@@ -4,7 +4,9 @@ import { Redis as Valkey } from 'iovalkey';
 import { createClient as createClient6, createCluster as createCluster6 } from 'redis';
 import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
 import { redisPermitPair, type PermitStoreKind } from './permit-stores.js';
-import { clusterKind, redisStorePair, testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
+import { RedlockStore } from '../../lib/stores/redlock/redlock.store.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
+import { clusterKind, redisStorePair, redlockServers, testRedisUrl, uniquePrefix, type StoreKind } from './stores.js';
 
 /** A node-redis client of either major version, as the tests use it. */
 export interface NodeRedisClient {
@@ -99,6 +101,42 @@ export const iovalkeyKind: StoreKind = {
     );
   },
 };
+
+/**
+ * Redlock over the first `nodes` servers of {@link redlockServers} (stop them in `afterAll`), each store on
+ * iovalkey clients of its own; ioredis clients delete leases behind them.
+ */
+export function iovalkeyRedlockKind(nodes: number): StoreKind {
+  return {
+    name: `RedlockStore over ${nodes} iovalkey nodes`,
+    async create() {
+      const keyPrefix = uniquePrefix();
+      const urls = (await redlockServers.servers(nodes)).map((server) => server.url);
+      const valkeyNodes = () => urls.map((url) => new Valkey(url, { maxRetriesPerRequest: 1 }));
+      const storeNodes = valkeyNodes();
+      const otherNodes = valkeyNodes();
+      // a generous per-node timeout, as for the ioredis Redlock kind: the contract is about behaviour, not latency
+      const store = new RedlockStore({ nodes: storeNodes as never[], keyPrefix, timeout: 1000 });
+      const other = new RedlockStore({ nodes: otherNodes as never[], keyPrefix, timeout: 1000 });
+      const admins = urls.map((url) => new Redis(url));
+      return {
+        store,
+        other,
+        async deleteLease(key) {
+          await Promise.all(admins.map((admin) => admin.del(resourceKeys(keyPrefix, key).lock)));
+        },
+        async rewindFence(key, value) {
+          await Promise.all(admins.map((admin) => admin.set(resourceKeys(keyPrefix, key).fence, value)));
+        },
+        async close() {
+          await Promise.all([store.close(), other.close()]);
+          // the store never closes a client it did not make
+          await Promise.all([...storeNodes, ...otherNodes, ...admins].map((client) => client.quit()));
+        },
+      };
+    },
+  };
+}
 
 /** A GLIDE client as the tests use it: its own connection, closed by the test once the store is done. */
 export type GlideTestClient = GlideClient | GlideClusterClient;
