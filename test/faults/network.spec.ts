@@ -72,6 +72,7 @@ describe('network faults between the lock holders and Redis', () => {
     ['acquire', 'node-redis', ACQUIRE, { ttl: 5000, gapMs: 150 }],
     ['release', 'node-redis', RELEASE, {}],
     ['acquire', 'iovalkey', ACQUIRE, { ttl: 5000, gapMs: 150 }],
+    ['acquire', 'glide', ACQUIRE, { ttl: 5000, gapMs: 150 }],
     // sections longer than a third of the TTL, so that every one of them is renewed (one EXTEND_MANY per batch)
     ['renewal', 'ioredis', EXTEND_MANY, { holdMs: 700, sections: 5 }],
   ])(

@@ -22,7 +22,7 @@ const workerFile = fileURLToPath(new URL('./worker.ts', import.meta.url));
  * The client libraries the Redis rows run on: every row on ioredis, the rows that reach the client's own
  * handling of a fault (a crash, a restart, a frozen server, a cut connection) on the others too.
  */
-export const FAULT_CLIENTS: readonly FaultClient[] = ['ioredis', 'node-redis', 'iovalkey'];
+export const FAULT_CLIENTS: readonly FaultClient[] = ['ioredis', 'node-redis', 'iovalkey', 'glide'];
 
 /** A row's label on `client`: ioredis' rows keep their names, the others say their client. */
 export function onClient(name: string, client: FaultClient): string {

@@ -23,6 +23,7 @@ describe('stalls longer than the lease', () => {
     // no answers at all: only a client's own command timeout ends the wait
     ['paused (CLIENT PAUSE ALL)', 'node-redis', paused, pause],
     ['paused (CLIENT PAUSE ALL)', 'iovalkey', paused, pause],
+    ['paused (CLIENT PAUSE ALL)', 'glide', paused, pause],
   ])(
     'tells the holder its lease is lost within its validity when the server is %s for twice the TTL, on %s',
     async (how, client, faults, stall) => {

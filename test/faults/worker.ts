@@ -9,6 +9,7 @@ import { inspect } from 'node:util';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
+import { GlideClient } from '@valkey/valkey-glide';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient } from 'redis';
 import type { AcquireRequest, AcquireResult } from '../../lib/interfaces/lease.interface.js';
@@ -51,7 +52,7 @@ export interface WorkerConfig {
   readonly ttl: number;
   readonly wait: number;
   readonly retry?: { minDelay?: number; maxDelay?: number };
-  /** ioredis' `commandTimeout` (node-redis' is the store's own, 2000 ms). */
+  /** ioredis' `commandTimeout` (node-redis' is the store's own, 2000 ms; GLIDE's `requestTimeout` is 2000 ms). */
   readonly commandTimeout: number;
   /** The client library the Redis store runs on. @default 'ioredis' */
   readonly client?: FaultClient;
@@ -80,7 +81,7 @@ export interface WorkerConfig {
 }
 
 /** The client libraries the Redis rows of the fault suite run on. */
-export type FaultClient = 'ioredis' | 'node-redis' | 'iovalkey';
+export type FaultClient = 'ioredis' | 'node-redis' | 'iovalkey' | 'glide';
 
 /** How a worker's sections share the key: a semaphore, or readers and writers, with mutex sections beside. */
 export interface WorkerPermits {
@@ -174,7 +175,7 @@ class RecordingPostgresStore extends PostgresLockStore {
 }
 
 /** The lock Redis' client, of the library the scenario runs on (node-redis' given unconnected: the store connects it). */
-function connectLockClient(): Redis | ReturnType<typeof createClient> {
+async function connectLockClient(): Promise<Redis | ReturnType<typeof createClient> | GlideClient> {
   const options = {
     commandTimeout: config.commandTimeout,
     connectTimeout: 2000,
@@ -186,14 +187,18 @@ function connectLockClient(): Redis | ReturnType<typeof createClient> {
     case 'iovalkey':
       // the same API as ioredis, another package
       return new Valkey(config.lockUrl, options) as unknown as Redis;
+    case 'glide': {
+      const { hostname, port } = new URL(config.lockUrl);
+      return GlideClient.createClient({ addresses: [{ host: hostname, port: Number(port) }], requestTimeout: 2000 });
+    }
     default:
       return new Redis(config.lockUrl, options);
   }
 }
 
-const lockClient = config.etcdHosts || config.postgresUrl ? undefined : connectLockClient();
-// outages are the point here; they surface through the commands that fail
-lockClient?.on('error', () => undefined);
+const lockClient = config.etcdHosts || config.postgresUrl ? undefined : await connectLockClient();
+// outages are the point here; they surface through the commands that fail (GLIDE emits no 'error' events)
+if (lockClient && !(lockClient instanceof GlideClient)) lockClient.on('error', () => undefined);
 const store: LockStore = lockClient
   ? new RecordingStore({ client: lockClient, keyPrefix: config.keyPrefix })
   : config.postgresUrl
@@ -364,7 +369,8 @@ result.timedOut = !stopping && result.completed < config.sections;
 
 await app.close();
 await store.close();
-if (lockClient && 'isOpen' in lockClient) {
+if (lockClient instanceof GlideClient) lockClient.close();
+else if (lockClient && 'isOpen' in lockClient) {
   if (lockClient.isOpen) lockClient.destroy();
 } else lockClient?.disconnect();
 await Promise.all(pending);
