@@ -1,11 +1,4 @@
-import { EventEmitter } from 'node:events';
-import type {
-  ClientListener,
-  CommandArgument,
-  RedisClientPort,
-  RedisClientSettings,
-  RedisPipelinePort,
-} from './redis-client-port.js';
+import type { RedisClientPort, RedisClientSettings } from './redis-client-port.js';
 import {
   createGlideSubscriber,
   isGlideCluster,
@@ -15,7 +8,8 @@ import {
 } from './glide-client.js';
 import { fromGlideError } from './glide-error.js';
 import { readClusterSlots, UNKNOWN_TOPOLOGY, type ClusterTopology, type NodeAddress } from './glide-topology.js';
-import { NodeRedisPipeline, type QueuedCommand } from './node-redis-pipeline.js';
+import { CommandPort } from './command-port.js';
+import type { QueuedCommand } from './node-redis-pipeline.js';
 
 /** How long a subscription may take to be confirmed before the waiter falls back to its backoff, in ms. */
 const SUBSCRIBE_TIMEOUT = 5000;
@@ -32,11 +26,9 @@ const SUBSCRIBE_TIMEOUT = 5000;
  * closed. GLIDE emits no connection events: it re-subscribes by itself after a reconnect, and a notice lost
  * meanwhile is made up for by the waiter's backoff.
  */
-export class GlidePort implements RedisClientPort {
+export class GlidePort extends CommandPort implements RedisClientPort {
   readonly isCluster: boolean;
   readonly options: RedisClientSettings;
-  /** Messages of the channels this port subscribed (`message`, or `smessage` on a cluster). */
-  private readonly messages = new EventEmitter();
   /** The client commands go to: the user's, or once made, the subscriber's. */
   private client?: GlideClient;
   private connecting?: Promise<GlideClient>;
@@ -54,6 +46,7 @@ export class GlidePort implements RedisClientPort {
     private readonly owned = false,
     private readonly subscriber = false,
   ) {
+    super();
     this.isCluster = isGlideCluster(source);
     if (!subscriber) this.client = source;
     const commandTimeout = source.config?.requestTimeout ?? source.requestTimeout;
@@ -80,7 +73,7 @@ export class GlidePort implements RedisClientPort {
     return this.topology.masters.map((master) => new GlideNodePort(this.source, master));
   }
 
-  send(command: QueuedCommand, route?: GlideCommandOptions['route']): Promise<unknown> {
+  override send(command: QueuedCommand, route?: GlideCommandOptions['route']): Promise<unknown> {
     const args = [command.name, ...command.args.map(String)];
     const options: GlideCommandOptions = {
       decoder: STRING_DECODER,
@@ -94,66 +87,12 @@ export class GlidePort implements RedisClientPort {
     });
   }
 
-  evalsha(sha: string, numKeys: number, ...keysAndArgs: CommandArgument[]): Promise<unknown> {
-    return this.send(scriptCommand('EVALSHA', sha, numKeys, keysAndArgs));
-  }
-
-  eval(lua: string, numKeys: number, ...keysAndArgs: CommandArgument[]): Promise<unknown> {
-    return this.send(scriptCommand('EVAL', lua, numKeys, keysAndArgs));
-  }
-
-  set(key: string, value: CommandArgument, ...options: CommandArgument[]): Promise<string | null> {
-    return this.send({ name: 'SET', args: [key, value, ...options], key }) as Promise<string | null>;
-  }
-
-  get(key: string): Promise<string | null> {
-    return this.send({ name: 'GET', args: [key], key }) as Promise<string | null>;
-  }
-
-  mget(...keys: string[]): Promise<Array<string | null>> {
-    return this.send({ name: 'MGET', args: keys, key: keys[0] }) as Promise<Array<string | null>>;
-  }
-
-  async del(key: string): Promise<number> {
-    return Number(await this.send({ name: 'DEL', args: [key], key }));
-  }
-
-  async llen(key: string): Promise<number> {
-    return Number(await this.send({ name: 'LLEN', args: [key], key }));
-  }
-
-  async hexists(key: string, field: string): Promise<number> {
-    // RESP3 answers with a boolean
-    return Number(await this.send({ name: 'HEXISTS', args: [key, field], key }));
-  }
-
-  async scan(cursor: string, ...options: CommandArgument[]): Promise<[string, string[]]> {
-    const reply = (await this.send({ name: 'SCAN', args: [cursor, ...options] })) as [unknown, unknown[]];
-    return [String(reply[0]), reply[1].map(String)];
-  }
-
-  script(subcommand: string, ...args: string[]): Promise<unknown> {
-    return this.send({ name: 'SCRIPT', args: [subcommand, ...args] });
-  }
-
-  async config(subcommand: string, pattern: string): Promise<unknown> {
-    return flatPairs(await this.send({ name: 'CONFIG', args: [subcommand, pattern] }));
-  }
-
-  async info(section: string): Promise<string> {
-    return String(await this.send({ name: 'INFO', args: [section] }));
-  }
-
-  async ping(): Promise<unknown> {
+  override async ping(): Promise<unknown> {
     const [reply] = await Promise.all([
       this.send({ name: 'PING', args: [] }),
       this.isCluster && this.refreshTopology(),
     ]);
     return reply;
-  }
-
-  pipeline(): RedisPipelinePort {
-    return new NodeRedisPipeline((command) => this.send(command));
   }
 
   subscribe(channel: string): Promise<unknown> {
@@ -170,16 +109,6 @@ export class GlidePort implements RedisClientPort {
 
   sunsubscribe(channel: string): Promise<unknown> {
     return this.unsubscribeWith('sunsubscribe', channel);
-  }
-
-  on(event: string, listener: ClientListener): this {
-    this.messages.on(event, listener as (...args: unknown[]) => void);
-    return this;
-  }
-
-  off(event: string, listener: ClientListener): this {
-    this.messages.off(event, listener as (...args: unknown[]) => void);
-    return this;
   }
 
   /** The store's subscriber: a client of the port's own with the user's client's settings, closed by the port. */
@@ -281,22 +210,4 @@ class GlideNodePort extends GlidePort {
 
 function slotOf(key: string): GlideCommandOptions['route'] {
   return { type: 'primarySlotKey', key };
-}
-
-function scriptCommand(name: string, script: string, numKeys: number, keysAndArgs: CommandArgument[]): QueuedCommand {
-  const key = numKeys > 0 ? String(keysAndArgs[0]) : undefined;
-  return { name, args: [script, numKeys, ...keysAndArgs], ...(key === undefined ? {} : { key }) };
-}
-
-/**
- * CONFIG GET's answer as ioredis gives it: a flat list of names and values. GLIDE hands a RESP3 map over as a
- * list of `{ key, value }` entries, and RESP2's flat list as it is.
- */
-function flatPairs(reply: unknown): unknown {
-  if (!Array.isArray(reply)) return reply;
-  return reply.flatMap((entry: unknown) =>
-    typeof entry === 'object' && entry !== null && 'key' in entry && 'value' in entry
-      ? [(entry as { key: unknown }).key, (entry as { value: unknown }).value]
-      : [entry],
-  );
 }

@@ -18,8 +18,8 @@ export class NodeRedisPipeline implements RedisPipelinePort {
   constructor(private readonly send: (command: QueuedCommand) => Promise<unknown>) {}
 
   evalsha(sha: string, numKeys: number, ...keysAndArgs: CommandArgument[]): this {
-    const key = numKeys > 0 ? String(keysAndArgs[0]) : undefined;
-    return this.add('EVALSHA', [sha, numKeys, ...keysAndArgs], key);
+    this.commands.push(scriptCommand('EVALSHA', sha, numKeys, keysAndArgs));
+    return this;
   }
 
   get(key: string): this {
@@ -69,4 +69,15 @@ export class NodeRedisPipeline implements RedisPipelinePort {
     this.commands.push({ name, args, ...(key === undefined ? {} : { key }) });
     return this;
   }
+}
+
+/** A script's command (EVAL, EVALSHA), routed on a cluster by its first key. */
+export function scriptCommand(
+  name: string,
+  script: string,
+  numKeys: number,
+  keysAndArgs: readonly CommandArgument[],
+): QueuedCommand {
+  const key = numKeys > 0 ? String(keysAndArgs[0]) : undefined;
+  return { name, args: [script, numKeys, ...keysAndArgs], ...(key === undefined ? {} : { key }) };
 }

@@ -1,12 +1,6 @@
-import { EventEmitter } from 'node:events';
-import type {
-  ClientListener,
-  CommandArgument,
-  RedisClientPort,
-  RedisClientSettings,
-  RedisPipelinePort,
-} from './redis-client-port.js';
-import { NodeRedisPipeline, type QueuedCommand } from './node-redis-pipeline.js';
+import type { ClientListener, RedisClientPort, RedisClientSettings } from './redis-client-port.js';
+import { CommandPort } from './command-port.js';
+import type { QueuedCommand } from './node-redis-pipeline.js';
 import { isNetworkError } from '../../../utils/failure-kind.js';
 
 /** The part of a node-redis 5 or 6 client (`createClient()`) or cluster (`createCluster()`) the port uses. */
@@ -55,11 +49,9 @@ const FORWARDED_EVENTS: Readonly<Record<string, readonly string[]>> = {
  * subscriber's, by `duplicate()`). Commands go by `sendCommand`, which node-redis writes in one batch when
  * sent in one tick, so a pipeline is those commands sent together.
  */
-export class NodeRedisPort implements RedisClientPort {
+export class NodeRedisPort extends CommandPort implements RedisClientPort {
   readonly isCluster: boolean;
   readonly options: RedisClientSettings;
-  /** Messages of the channels this port subscribed (`message`, `smessage`). */
-  private readonly messages = new EventEmitter();
   /** A cluster's discovery of its slots, while it runs: commands wait for it (node-redis does not queue them). */
   private opening?: Promise<void>;
 
@@ -71,6 +63,7 @@ export class NodeRedisPort implements RedisClientPort {
     private readonly client: NodeRedisClient,
     private readonly owned = false,
   ) {
+    super();
     this.isCluster = typeof client.nodeClient === 'function' && client.masters !== undefined;
     const commandTimeout = NODE_REDIS_COMMAND_TIMEOUT;
     this.options = this.isCluster ? { redisOptions: { commandTimeout } } : { ...settingsOf(client), commandTimeout };
@@ -96,7 +89,7 @@ export class NodeRedisPort implements RedisClientPort {
    * closed under it is sent once more, on the next connection, as ioredis does: every script of the store
    * may run twice (each checks its token), and node-redis itself only fails it.
    */
-  send(command: QueuedCommand): Promise<unknown> {
+  override send(command: QueuedCommand): Promise<unknown> {
     return withTimeout(this.dispatch(command), command.name, () => this.dispatch(command));
   }
 
@@ -110,65 +103,6 @@ export class NodeRedisPort implements RedisClientPort {
     // a cluster routes by a key (a keyless command goes to any node); a read-only flag of false is always safe
     if (this.knowsSlots()) return this.client.sendCommand(command.key, false, args);
     return this.clusterReady().then(() => this.client.sendCommand(command.key, false, args));
-  }
-
-  evalsha(sha: string, numKeys: number, ...keysAndArgs: CommandArgument[]): Promise<unknown> {
-    return this.send(scriptCommand('EVALSHA', sha, numKeys, keysAndArgs));
-  }
-
-  eval(lua: string, numKeys: number, ...keysAndArgs: CommandArgument[]): Promise<unknown> {
-    return this.send(scriptCommand('EVAL', lua, numKeys, keysAndArgs));
-  }
-
-  set(key: string, value: CommandArgument, ...options: CommandArgument[]): Promise<string | null> {
-    return this.send({ name: 'SET', args: [key, value, ...options], key }) as Promise<string | null>;
-  }
-
-  get(key: string): Promise<string | null> {
-    return this.send({ name: 'GET', args: [key], key }) as Promise<string | null>;
-  }
-
-  mget(...keys: string[]): Promise<Array<string | null>> {
-    return this.send({ name: 'MGET', args: keys, key: keys[0] }) as Promise<Array<string | null>>;
-  }
-
-  async del(key: string): Promise<number> {
-    return Number(await this.send({ name: 'DEL', args: [key], key }));
-  }
-
-  async llen(key: string): Promise<number> {
-    return Number(await this.send({ name: 'LLEN', args: [key], key }));
-  }
-
-  async hexists(key: string, field: string): Promise<number> {
-    // RESP3 may answer with a boolean
-    return Number(await this.send({ name: 'HEXISTS', args: [key, field], key }));
-  }
-
-  async scan(cursor: string, ...options: CommandArgument[]): Promise<[string, string[]]> {
-    const reply = (await this.send({ name: 'SCAN', args: [cursor, ...options] })) as [unknown, unknown[]];
-    return [String(reply[0]), reply[1].map(String)];
-  }
-
-  script(subcommand: string, ...args: string[]): Promise<unknown> {
-    return this.send({ name: 'SCRIPT', args: [subcommand, ...args] });
-  }
-
-  async config(subcommand: string, pattern: string): Promise<unknown> {
-    return flatPairs(await this.send({ name: 'CONFIG', args: [subcommand, pattern] }));
-  }
-
-  async info(section: string): Promise<string> {
-    // RESP3 answers INFO with a verbatim string, which node-redis may hand over as an object
-    return String(await this.send({ name: 'INFO', args: [section] }));
-  }
-
-  ping(): Promise<unknown> {
-    return this.send({ name: 'PING', args: [] });
-  }
-
-  pipeline(): RedisPipelinePort {
-    return new NodeRedisPipeline((command) => this.send(command));
   }
 
   subscribe(channel: string): Promise<unknown> {
@@ -193,17 +127,17 @@ export class NodeRedisPort implements RedisClientPort {
     return this.client.SUNSUBSCRIBE(channel);
   }
 
-  on(event: string, listener: ClientListener): this {
+  override on(event: string, listener: ClientListener): this {
     const forwarded = FORWARDED_EVENTS[event];
-    if (forwarded) for (const name of forwarded) this.client.on(name, listener);
-    else this.messages.on(event, listener as (...args: unknown[]) => void);
+    if (!forwarded) return super.on(event, listener);
+    for (const name of forwarded) this.client.on(name, listener);
     return this;
   }
 
-  off(event: string, listener: ClientListener): this {
+  override off(event: string, listener: ClientListener): this {
     const forwarded = FORWARDED_EVENTS[event];
-    if (forwarded) for (const name of forwarded) this.client.off(name, listener);
-    else this.messages.off(event, listener as (...args: unknown[]) => void);
+    if (!forwarded) return super.off(event, listener);
+    for (const name of forwarded) this.client.off(name, listener);
     return this;
   }
 
@@ -305,11 +239,6 @@ function cutWithConnection(error: unknown): boolean {
   return (error as { message?: unknown } | null)?.message === 'Socket closed unexpectedly' || isNetworkError(error);
 }
 
-function scriptCommand(name: string, script: string, numKeys: number, keysAndArgs: CommandArgument[]): QueuedCommand {
-  const key = numKeys > 0 ? String(keysAndArgs[0]) : undefined;
-  return { name, args: [script, numKeys, ...keysAndArgs], ...(key === undefined ? {} : { key }) };
-}
-
 function settingsOf(client: NodeRedisClient): RedisClientSettings {
   const socket = client.options?.socket;
   if (socket?.path) return { path: socket.path };
@@ -327,12 +256,4 @@ function settingsOf(client: NodeRedisClient): RedisClientSettings {
 
 function addressOf(node: { readonly host: string; readonly port: number }): string {
   return `${node.host}:${node.port}`;
-}
-
-/** CONFIG GET's answer as ioredis gives it: a flat list of names and values (RESP3 answers with a map). */
-function flatPairs(reply: unknown): unknown {
-  if (Array.isArray(reply)) return reply;
-  if (reply instanceof Map) return [...reply.entries()].flat();
-  if (typeof reply === 'object' && reply !== null) return Object.entries(reply).flat();
-  return reply;
 }
