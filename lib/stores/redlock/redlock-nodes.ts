@@ -7,6 +7,7 @@ import { LockConfigurationError } from '../../errors/lock-configuration.error.js
 import { ConnectionWatch } from '../redis/connection-failure.js';
 import { loadIoredis } from '../redis/load-ioredis.js';
 import { labelOfOptions } from '../redis/node-label.js';
+import { versionIn } from '../redis/server-version.js';
 import { redactUrl } from '../../utils/redact.js';
 
 export type { RedlockNode } from '../../interfaces/redlock-store-options.interface.js';
@@ -102,15 +103,28 @@ export async function connectNodes(nodes: readonly CheckedNode[]): Promise<Conne
 /** Which server a node is: its `run_id` (INFO server), or why that could not be read. */
 export type ServerIdentity = { readonly runId: string } | { readonly unidentified: string };
 
-/** Reads the `run_id` a server picked at its start, which no two running servers share. Never throws. */
-export async function identifyServer(client: Pick<RedisClientPort, 'info'>): Promise<ServerIdentity> {
+/** What one `INFO server` of a node tells the startup check: which server it is, and its Redis version. */
+export interface ServerInfo {
+  readonly identity: ServerIdentity;
+  /** `undefined` when INFO was refused or names no version (see `readServerVersion`). */
+  readonly version: string | undefined;
+}
+
+/**
+ * Reads, with one `INFO server`, the `run_id` a server picked at its start (which no two running servers share)
+ * and its Redis version. Never throws.
+ */
+export async function readServerInfo(client: Pick<RedisClientPort, 'info'>): Promise<ServerInfo> {
+  let info: string;
   try {
-    const runId = /^run_id:(\S+)/m.exec(await client.info('server'))?.[1];
-    return runId ? { runId } : { unidentified: 'its INFO server has no run_id' };
+    info = await client.info('server');
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return { unidentified: /NOPERM/.test(message) ? 'the Redis user may not run INFO' : `INFO failed: ${message}` };
+    const unidentified = /NOPERM/.test(message) ? 'the Redis user may not run INFO' : `INFO failed: ${message}`;
+    return { identity: { unidentified }, version: undefined };
   }
+  const runId = /^run_id:(\S+)/m.exec(info)?.[1];
+  return { identity: runId ? { runId } : { unidentified: 'its INFO server has no run_id' }, version: versionIn(info) };
 }
 
 /**

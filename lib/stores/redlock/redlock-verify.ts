@@ -1,10 +1,10 @@
 import type { LockStoreVerification } from '../../interfaces/lock-store.interface.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from '../redis/eviction-policy.js';
 import { ALL_SCRIPTS } from '../redis/scripts/index.js';
-import { readServerVersion, refuseOldServers } from '../redis/server-version.js';
+import { refuseOldServers } from '../redis/server-version.js';
 import { failureOf, type QuorumNodes } from './quorum-nodes.js';
 import { countAnswers } from './quorum-round.js';
-import { checkDistinctServers, identifyServer } from './redlock-nodes.js';
+import { checkDistinctServers, readServerInfo } from './redlock-nodes.js';
 
 /** How strict the startup check is about nodes that may evict leases. */
 export interface VerifyPolicy {
@@ -30,13 +30,12 @@ export async function verifyNodes(
   const replies = await nodes.round(
     async (client, index) => {
       // sent together: one round trip per node
-      const [eviction, server, version] = await Promise.all([
+      const [eviction, server] = await Promise.all([
         checkEviction(client, labels[index]),
-        identifyServer(client),
-        readServerVersion(client),
+        readServerInfo(client),
         ...ALL_SCRIPTS.map((script) => client.script('LOAD', script.lua)),
       ]);
-      return { eviction, server, version };
+      return { eviction, server };
     },
     undefined,
     Math.max(nodes.timeout, VERIFY_TIMEOUT),
@@ -46,10 +45,10 @@ export async function verifyNodes(
     'redlock',
     replies.map((reply, index) => ({
       label: labels[index],
-      version: reply.state === 'ok' ? reply.value.version : undefined,
+      version: reply.state === 'ok' ? reply.value.server.version : undefined,
     })),
   );
-  const identities = replies.map((reply) => (reply.state === 'ok' ? reply.value.server : undefined));
+  const identities = replies.map((reply) => (reply.state === 'ok' ? reply.value.server.identity : undefined));
   const unidentified = checkDistinctServers(labels, identities);
   const evictions = replies.map((reply, index): EvictionCheck =>
     reply.state === 'ok'

@@ -217,6 +217,18 @@ describe('RedlockStore shutdown', () => {
   });
 });
 
+describe('RedlockStore.verify', () => {
+  it('asks each node for INFO once, for its identity and its version together', async () => {
+    const infoCalls = async (client: Redis): Promise<number> =>
+      Number(/^cmdstat_info:calls=(\d+)/m.exec(await client.info('commandstats'))?.[1] ?? 0);
+    const before = await Promise.all(clients.map(infoCalls));
+    expect(await store().verify()).toEqual({ warnings: [] });
+    const after = await Promise.all(clients.map(infoCalls));
+    // the INFO that counted before is counted after, with the store's own
+    expect(after.map((calls, node) => calls - before[node])).toEqual([2, 2, 2]);
+  });
+});
+
 describe('RedlockStore with every node up', () => {
   it('grants on every node, extends and releases on every node', async () => {
     const redlock = store();
