@@ -21,19 +21,20 @@ export const PERMIT_ACQUIRE = permitScript(
 local token, ttl, fencing, holder = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local shape, mode, placeTtl, owner = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
 local window, publish, channel = tonumber(ARGV[9]), ARGV[10], ARGV[11]
+readResource(token)
 prunePermits()
 -- our own live permit: a retry whose first reply was lost; refresh it and answer as the first time
-local own = redis.call('HGET', infoKey, 'p:' .. token)
+local own = state.own
 if own and redis.call('ZSCORE', permitsKey, token) then
   local ownMode, ownFence = string.match(own, '^(%a):(%d+):')
   redis.call('ZADD', permitsKey, 'XX', text(now + ttl), token)
   if holder ~= '' then redis.call('HSET', infoKey, 'p:' .. token, ownMode .. ':' .. ownFence .. ':' .. holder) end
-  keepAlive(liveLine())
-  keepGuard(publish, channel, window)
+  coverPermit(ttl)
+  keepKeys(now + ttl, {})
   return {1, tonumber(ownFence)}
 end
 local places = liveLine()
-local stored = redis.call('HGET', infoKey, 'shape')
+local stored = state.shape
 -- the shape stays while a permit or a place exists: a caller that disagrees is told, never let in
 if stored and stored ~= shape and (#places > 0 or redis.call('ZCARD', permitsKey) > 0) then return {2, stored} end
 -- written with what this call keeps (a permit, a place): a resource with neither needs none
@@ -54,11 +55,16 @@ local mutexTtl = mutexHoldTtl()
 local line = callLine(places, limit, window, function() return mutexTtl ~= -2 end)
 notify(line, places, publish, channel, token, owner)
 local admitted
+-- the permits held before this call's grant (nil while not counted)
+local held = line.held
 if position then
   admitted = line.fitting[token]
 elseif mutexTtl == -2 and not line.stopped then
   local count, writer = line.count, line.writer
-  if count == nil then count, writer = holders(limit) end
+  if count == nil then
+    count, writer = holders(limit)
+    held = count
+  end
   admitted = fits(limit, mode, count, writer)
 end
 if admitted then
@@ -68,10 +74,7 @@ if admitted then
     fence = nextFence(fenceKey)
     if type(fence) == 'table' then return fence end
   end
-  if position then
-    dropPlace(token)
-    places[position].gone = true
-  end
+  if position then dropPlace(token) end
   redis.call('ZADD', permitsKey, text(now + ttl), token)
   local record = mode .. ':' .. text(fence) .. ':' .. holder
   if mode == 'w' then
@@ -79,23 +82,30 @@ if admitted then
   else
     redis.call('HSET', infoKey, 'p:' .. token, record, unpack(newShape))
   end
-  keepAlive(places)
-  keepGuard(publish, channel, window)
+  coverPermit(ttl)
+  -- the first permit created its key
+  local fresh = {}
+  if held == 0 then fresh = { permitsKey } end
+  keepKeys(now + ttl, fresh)
   return {1, fence}
 end
 if placeTtl > 0 then markMutexLease(mutexTtl) end
 if position and placeTtl > 0 then
   places[position].untilMs = now + placeTtl
   savePlace(places[position])
+  keepKeys(now + placeTtl, {})
 elseif not position and placeTtl > 0 then
   local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner }
+  -- the first place creates the line's key
+  local fresh = {}
+  if #places == 0 then fresh = { lineKey } end
   redis.call('ZADD', lineKey, redis.call('HINCRBY', infoKey, 'seq', 1), token)
   savePlace(place)
   if #newShape > 0 then redis.call('HSET', infoKey, unpack(newShape)) end
   places[#places + 1] = place
   position = #places
+  keepKeys(now + placeTtl, fresh)
 end
-keepAlive(places)
 -- how soon something holding it back ends by itself: a permit, a reservation, the mutex lease
 local soonest = -1
 local first = redis.call('ZRANGE', permitsKey, 0, 0, 'WITHSCORES')

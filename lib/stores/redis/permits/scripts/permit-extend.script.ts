@@ -15,11 +15,8 @@ local token, ttl = ARGV[1], tonumber(ARGV[2])
 local expires = redis.call('ZSCORE', permitsKey, token)
 if not expires or tonumber(expires) <= now then return 0 end
 redis.call('ZADD', permitsKey, 'XX', text(now + ttl), token)
-for _, key in ipairs({ permitsKey, infoKey }) do
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-end
--- a live permit remains: the guard only changes its expiry here, and sends nothing
-keepGuard('', '', 0)
+keepKeys(now + ttl, {})
+coverPermit(ttl)
 return 1
 `,
 );

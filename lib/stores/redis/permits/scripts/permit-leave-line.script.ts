@@ -11,12 +11,14 @@ export const PERMIT_LEAVE_LINE = permitScript(
   'permit-leave-line',
   `
 local token, window, publish, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+readResource(token)
 prunePermits()
 dropPlace(token)
 local places = liveLine()
-local line = callLine(places, limitOf(redis.call('HGET', infoKey, 'shape')), window, mutexHeld)
+local line = callLine(places, limitOf(state.shape), window, mutexHeld)
 notify(line, places, publish, channel, '', '')
-keepAlive(places)
+-- the last place left, and no permit is held: the keys go
+if #places == 0 and redis.call('ZCARD', permitsKey) == 0 then dropKeys() end
 return 1
 `,
 );

@@ -12,18 +12,32 @@ export const PERMIT_RELEASE = permitScript(
   'permit-release',
   `
 local token, window, publish, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+readResource(token)
 prunePermits()
-local limit = limitOf(redis.call('HGET', infoKey, 'shape'))
+local limit = limitOf(state.shape)
+-- whether this permit ends last, so that the guard lasts as long as it
+local last = redis.call('ZRANGE', permitsKey, -1, -1)[1] == token
 local released = redis.call('ZREM', permitsKey, token)
 if released == 1 then
-  redis.call('HDEL', infoKey, 'p:' .. token)
-  if not limit and redis.call('HGET', infoKey, 'writer') == token then redis.call('HDEL', infoKey, 'writer') end
+  if not limit and state.writer == token then
+    redis.call('HDEL', infoKey, 'p:' .. token, 'writer')
+    state.writer = nil
+  else
+    redis.call('HDEL', infoKey, 'p:' .. token)
+  end
 end
 -- called even when the permit had ended: its end (or another's, pruned above) may free the line's first
 local places = liveLine()
-notify(callLine(places, limit, window, mutexHeld), places, publish, channel, '', '')
-keepAlive(places)
-keepGuard(publish, channel, window)
+local line = callLine(places, limit, window, mutexHeld)
+notify(line, places, publish, channel, '', '')
+local held = line.held
+if held == nil then held = redis.call('ZCARD', permitsKey) end
+if held == 0 then
+  if #places == 0 then dropKeys() end
+  endGuard(publish, channel, window)
+elseif last then
+  shrinkGuard()
+end
 return released
 `,
 );

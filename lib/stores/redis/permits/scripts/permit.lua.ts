@@ -13,13 +13,16 @@
  *   (see GUARD below)
  * 6 mutexLine: the mutex's line of waiting processes (entries that start with an owner id, see
  *   ../../line/line-entries.lua.ts), whose own channels hear the guard's end
- * Times come from the server's TIME, so that every expiry is of one clock.
+ * Times come from the server's TIME, so that every expiry is of one clock. The three keys share one expiry,
+ * info's, at least as late as every permit and place (see keepKeys); a write that needs them longer pushes it.
  */
 export const PERMIT_LUA = `
 local permitsKey, infoKey, lineKey, fenceKey, lockKey, mutexLineKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local clock = redis.call('TIME')
 local nowUs = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local now = math.floor(nowUs / 1000)
+-- what the script read of the resource, read once (readResource): its shape, its writer's token, the caller's record
+local state = {}
 
 -- whole digits: a number passed to Redis as such would reach it in whatever notation Lua prints it
 local function text(number)
@@ -32,15 +35,30 @@ local function limitOf(shape)
   return tonumber(string.sub(shape, 7))
 end
 
--- permits whose lease ran out (a holder that crashed, or forgot): gone, with their records
+-- the shape, the writer and token's permit record in one read (each nil when missing)
+local function readResource(token)
+  local fields = redis.call('HMGET', infoKey, 'shape', 'writer', 'p:' .. token)
+  state.token, state.shape, state.writer, state.own = token, fields[1] or nil, fields[2] or nil, fields[3] or nil
+end
+
+-- permits whose lease ran out (a holder that crashed, or forgot): gone, with their records (after readResource)
 local function prunePermits()
   local ended = redis.call('ZRANGEBYSCORE', permitsKey, '-inf', now)
   if #ended == 0 then return end
-  local writer = redis.call('HGET', infoKey, 'writer')
+  local fields = {}
   for _, token in ipairs(ended) do
-    redis.call('HDEL', infoKey, 'p:' .. token)
-    if token == writer then redis.call('HDEL', infoKey, 'writer') end
+    fields[#fields + 1] = 'p:' .. token
+    if token == state.writer then
+      fields[#fields + 1] = 'writer'
+      state.writer = nil
+    end
+    if token == state.token then state.own = nil end
+    if #fields >= 100 then
+      redis.call('HDEL', infoKey, unpack(fields))
+      fields = {}
+    end
   end
+  if #fields > 0 then redis.call('HDEL', infoKey, unpack(fields)) end
   redis.call('ZREMRANGEBYSCORE', permitsKey, '-inf', now)
 end
 
@@ -141,19 +159,20 @@ end
 local function holders(limit)
   local count = redis.call('ZCARD', permitsKey)
   if limit then return count, false end
-  return count, redis.call('HEXISTS', infoKey, 'writer') == 1
+  return count, state.writer ~= nil
 end
 
 -- Walks the line in order: each place that fits beside the holders and the places before it has a permit
 -- reserved (one reserved now gets the hand-off window to claim it); the first place that does not fit holds
 -- back everyone behind it, so nobody overtakes a waiter. Lapsed places, and those of a process presumed gone,
--- are passed over. exclusive(): whether a mutex lease holds the key, asked only when someone waits. line.count
--- is nil when the line is empty.
+-- are passed over. exclusive(): whether a mutex lease holds the key, asked only when someone waits. line.held
+-- (the permits held) and line.count (with the places that fit) are nil when the line is empty.
 local function callLine(places, limit, window, exclusive)
   local line = { fitting = {}, reserved = {}, stopped = false }
   if #places == 0 then return line end
   passOverGone(places)
   local count, writer = holders(limit)
+  line.held = count
   line.stopped = exclusive()
   for _, place in ipairs(places) do
     if place.lapsed then
@@ -187,10 +206,21 @@ end
 -- ('~permits': anyone's but a permit's, see ACQUIRE) for the hand-off window and tells its waiters.
 local GUARD, MARKED_GUARD = '#', '!#'
 
+-- the lock key's value, read once per script and kept up to date by the script's own writes
+local lockRead, lockValue = false, nil
+local function currentLock()
+  if not lockRead then lockRead, lockValue = true, redis.call('GET', lockKey) or nil end
+  return lockValue
+end
+local function setLock(value, ttl)
+  redis.call('SET', lockKey, value, 'PX', text(ttl))
+  lockRead, lockValue = true, value
+end
+
 -- the remaining ms of what holds the key against permits (a mutex lease or reservation, the marked guard);
 -- -2 when nothing does
 local function mutexHoldTtl()
-  local value = redis.call('GET', lockKey)
+  local value = currentLock()
   if not value or value == GUARD then return -2 end
   return redis.call('PTTL', lockKey)
 end
@@ -199,17 +229,23 @@ local function mutexHeld()
   return mutexHoldTtl() ~= -2
 end
 
--- the guard lasts as long as the longest live permit; with none left it goes (see GUARD)
-local function keepGuard(publish, channel, window)
-  local value = redis.call('GET', lockKey)
-  if value and value ~= GUARD and value ~= MARKED_GUARD then return end
-  local top = redis.call('ZRANGE', permitsKey, -1, -1, 'WITHSCORES')
-  if top[2] then
-    redis.call('SET', lockKey, value or GUARD, 'PX', text(tonumber(top[2]) - now))
-  elseif value == GUARD then
+-- a permit that ends in ttl ms is granted or extended: the guard lasts at least as long (see GUARD)
+local function coverPermit(ttl)
+  local value = currentLock()
+  if not value then
+    setLock(GUARD, ttl)
+  elseif (value == GUARD or value == MARKED_GUARD) and redis.call('PTTL', lockKey) < ttl then
+    redis.call('PEXPIRE', lockKey, text(ttl))
+  end
+end
+
+-- the last permit ended: the guard goes; a marked one reserves the key for the mutex and tells its waiters
+local function endGuard(publish, channel, window)
+  local value = currentLock()
+  if value == GUARD then
     redis.call('DEL', lockKey)
   elseif value == MARKED_GUARD then
-    redis.call('SET', lockKey, '~permits', 'PX', text(math.max(window, 1)))
+    setLock('~permits', math.max(window, 1))
     -- pcall: a user whose ACL refuses the channel still releases; the mutex waiters fall back to their backoff
     if publish ~= '' then
       redis.pcall(publish, channel, '*')
@@ -222,14 +258,20 @@ local function keepGuard(publish, channel, window)
   end
 end
 
+-- the permit that ended last is gone while others live: the guard shrinks to the longest of them
+local function shrinkGuard()
+  local value = currentLock()
+  if value ~= GUARD and value ~= MARKED_GUARD then return end
+  local top = redis.call('ZRANGE', permitsKey, -1, -1, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) > now then setLock(value, tonumber(top[2]) - now) end
+end
+
 -- a refused caller that waits marks the mutex lease (keeping its expiry), so that its release tells the line
 local function markMutexLease(ttl)
-  local value = redis.call('GET', lockKey)
+  local value = currentLock()
   if not value or ttl <= 0 then return end
   local mark = string.sub(value, 1, 1)
-  if mark ~= '!' and mark ~= '>' and mark ~= '~' and value ~= GUARD then
-    redis.call('SET', lockKey, '!' .. value, 'PX', ttl)
-  end
+  if mark ~= '!' and mark ~= '>' and mark ~= '~' and value ~= GUARD then setLock('!' .. value, ttl) end
 end
 
 -- One notice per process whose places were reserved now, naming it (its store's owner id) and how many of its
@@ -264,23 +306,22 @@ local function notify(line, places, publish, channel, callerToken, callerOwner)
   end
 end
 
--- the resource's keys live exactly as long as its last permit or place, and its shape with them
-local function keepAlive(places)
-  local last, waiting = 0, false
-  local top = redis.call('ZRANGE', permitsKey, -1, -1, 'WITHSCORES')
-  if top[2] then last = tonumber(top[2]) end
-  for _, place in ipairs(places) do
-    if not place.gone then
-      waiting = true
-      if place.untilMs > last then last = place.untilMs end
-    end
-  end
-  if last <= now then
-    redis.call('DEL', permitsKey, infoKey, lineKey)
+-- The keys live at least until untilMs: info's expiry, which they share, is read and, when too early, pushed to
+-- twice as far as needed (at most a minute more), so that the next calls of a busy resource need not push it
+-- again. fresh: keys this call created, which take the shared expiry. Keys live at most that much longer than
+-- their last permit or place; a release that leaves nothing deletes them at once.
+local function keepKeys(untilMs, fresh)
+  local left = redis.call('PTTL', infoKey)
+  if left >= 0 and now + left >= untilMs then
+    for _, key in ipairs(fresh) do redis.call('PEXPIREAT', key, text(now + left)) end
     return
   end
-  redis.call('PEXPIREAT', infoKey, text(last))
-  if top[2] then redis.call('PEXPIREAT', permitsKey, text(last)) end
-  if waiting then redis.call('PEXPIREAT', lineKey, text(last)) end
+  local at = text(untilMs + math.min(untilMs - now, 60000))
+  for _, key in ipairs({ infoKey, permitsKey, lineKey }) do redis.call('PEXPIREAT', key, at) end
+end
+
+-- nothing holds or waits any more: the keys go
+local function dropKeys()
+  redis.call('DEL', permitsKey, infoKey, lineKey)
 end
 `;
