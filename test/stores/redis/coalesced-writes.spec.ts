@@ -1,0 +1,105 @@
+import 'reflect-metadata';
+import { Module, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
+import { LockManager, LockModule, LockService } from '../../../lib/index.js';
+import { RedlockStore } from '../../../lib/stores/redlock/redlock.store.js';
+import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
+
+/** Acquisitions started in one tick, each on its own key. */
+const BURST = 256;
+/**
+ * Reads the server may make of one burst: the commands of one tick come in one write (30 to 60 kB), which
+ * the server takes in a few reads of its 16 kB buffer. Written one by one, the commands cost a read each,
+ * less those the server finds already waiting when it is slower than the client (a loaded machine).
+ */
+const READS_OF_ONE_WRITE = 16;
+
+let servers: RedisServerHandle[];
+let admins: Redis[];
+
+beforeAll(async () => {
+  servers = await Promise.all([startRedisServer(), startRedisServer(), startRedisServer()]);
+  admins = servers.map((server) => new Redis(server.url));
+});
+
+afterAll(async () => {
+  await Promise.all(admins.map((admin) => admin.quit()));
+  await Promise.all(servers.map((server) => server.stop()));
+});
+
+/** How many reads the server behind `admin` has made from its clients' sockets (INFO stats). */
+async function readsOf(admin: Redis): Promise<number> {
+  const stats = await admin.info('stats');
+  return Number(/^total_reads_processed:(\d+)/m.exec(stats)?.[1]);
+}
+
+/**
+ * The reads each server made while `burst` ran, not counting the INFO commands that measure them (one read
+ * each, on the admin connections).
+ */
+async function readsDuring(burst: () => Promise<unknown>): Promise<number[]> {
+  const before = await Promise.all(admins.map(readsOf));
+  await burst();
+  const after = await Promise.all(admins.map(readsOf));
+  return after.map((reads, index) => reads - before[index] - 1);
+}
+
+const keys = Array.from({ length: BURST }, (_, index) => `sku:${index}`);
+
+describe('connections the store opens', () => {
+  let app: INestApplicationContext | undefined;
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('send the commands of one tick to Redis in one write', async () => {
+    @Module({ imports: [LockModule.forRoot({ redis: servers[0].url })] })
+    class OwnClientModule {}
+    app = await NestFactory.createApplicationContext(OwnClientModule, { logger: false });
+    const locks = app.get(LockService);
+    // connected and scripts loaded before the burst is counted
+    await (await locks.acquire('warm-up', { autoRenew: false })).release();
+
+    let held: Awaited<ReturnType<LockService['acquire']>>[] = [];
+    const [acquireReads] = await readsDuring(async () => {
+      held = await Promise.all(keys.map((key) => locks.acquire(key, { autoRenew: false })));
+    });
+    const [releaseReads] = await readsDuring(() => Promise.all(held.map((lock) => lock.release())));
+
+    expect(new Set(held.map((lock) => lock.key)).size).toBe(BURST);
+    expect(acquireReads).toBeLessThanOrEqual(READS_OF_ONE_WRITE);
+    expect(releaseReads).toBeLessThanOrEqual(READS_OF_ONE_WRITE);
+  });
+
+  it('send the commands of one tick to each Redlock node in one write', async () => {
+    const manager = new LockManager({
+      store: new RedlockStore({ nodes: servers.map((server) => server.url), timeout: 2000 }),
+    });
+    try {
+      await (await manager.acquire('warm-up', { autoRenew: false })).release();
+      let held: Awaited<ReturnType<LockManager['acquire']>>[] = [];
+      const reads = await readsDuring(async () => {
+        held = await Promise.all(keys.map((key) => manager.acquire(key, { autoRenew: false })));
+      });
+      await Promise.all(held.map((lock) => lock.release()));
+      for (const nodeReads of reads) expect(nodeReads).toBeLessThanOrEqual(READS_OF_ONE_WRITE);
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it("leave a client of the user's own as it is", async () => {
+    const client = new Redis(servers[0].url);
+    @Module({ imports: [LockModule.forRoot({ redis: client })] })
+    class GivenClientModule {}
+    app = await NestFactory.createApplicationContext(GivenClientModule, { logger: false });
+    await (await app.get(LockService).acquire('sku:1', { autoRenew: false })).release();
+    expect(Object.hasOwn(client, 'sendCommand')).toBe(false);
+    await app.close();
+    app = undefined;
+    await client.quit();
+  });
+});
