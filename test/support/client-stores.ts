@@ -1,6 +1,6 @@
 import { GlideClient, GlideClusterClient, ProtocolVersion } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
-import { Redis as Valkey } from 'iovalkey';
+import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey';
 import { createClient as createClient6, createCluster as createCluster6 } from 'redis';
 import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
 import { redisPermitPair, type PermitStoreKind } from './permit-stores.js';
@@ -296,6 +296,66 @@ export const glideClusterPermitKind: PermitStoreKind = {
       async close() {
         await pair.close();
         closeGlideClients(clients);
+      },
+    };
+  },
+};
+
+/**
+ * A connected iovalkey `Cluster` on the Cluster of {@link clusterKind}: iovalkey has no `shardedSubscribers`,
+ * so the store's notices go through its slot-routed subscriber.
+ */
+export async function iovalkeyCluster(): Promise<ValkeyCluster> {
+  const cluster = new ValkeyCluster((await clusterKind.cluster()).startupNodes, {
+    redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 2000 },
+  });
+  cluster.on('error', () => undefined);
+  // ready before the first lease: a lease's validity runs from its request, connecting included
+  await cluster.ping();
+  return cluster;
+}
+
+/**
+ * Two RedisLockStores on iovalkey `Cluster`s of the Cluster of {@link clusterKind} (start it in `beforeAll`,
+ * stop it in `afterAll`); an ioredis `Cluster` deletes leases behind them.
+ */
+export const iovalkeyClusterKind: StoreKind = {
+  name: 'RedisLockStore on a Redis Cluster through iovalkey',
+  async create() {
+    const keyPrefix = uniquePrefix();
+    const clusters = await Promise.all([iovalkeyCluster(), iovalkeyCluster()]);
+    const pair = redisStorePair(keyPrefix, [clusters[0] as never, clusters[1] as never], await clusterKind.client());
+    return {
+      ...pair,
+      async close() {
+        await pair.close();
+        await Promise.all(clusters.map((cluster) => cluster.quit()));
+      },
+    };
+  },
+};
+
+/**
+ * Permit stores and their mutex store on iovalkey `Cluster`s of the Cluster of {@link clusterKind} (start it in
+ * `beforeAll`, stop it in `afterAll`); the children run on ioredis `Cluster`s, so their notices cross clients.
+ */
+export const iovalkeyClusterPermitKind: PermitStoreKind = {
+  name: 'RedisPermitStore on a Redis Cluster through iovalkey',
+  async create(options = {}) {
+    const keyPrefix = uniquePrefix();
+    const seeds = (await clusterKind.cluster()).startupNodes;
+    const clusters = await Promise.all([0, 1, 2].map(() => iovalkeyCluster()));
+    const pair = redisPermitPair(
+      keyPrefix,
+      [clusters[0] as never, clusters[1] as never, clusters[2] as never, await clusterKind.client()],
+      { CLUSTER_NODES: JSON.stringify(seeds), KEY_PREFIX: keyPrefix },
+      options,
+    );
+    return {
+      ...pair,
+      async close() {
+        await pair.close();
+        await Promise.all(clusters.map((cluster) => cluster.quit()));
       },
     };
   },

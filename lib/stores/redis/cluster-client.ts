@@ -1,6 +1,7 @@
 import type { RedisClientPort, RedisClusterPort } from './client/redis-client-port.js';
 import { raceDeadline } from '../../utils/deadline.js';
 import { keySlot } from '../../utils/key-slot.js';
+import { needsSlotRoutedSubscriber, SlotRoutedSubscriber, type SubscriberPort } from './slot-routed-subscriber.js';
 import { errorMessage, redisStoreError } from './store-error.js';
 
 /** How long a check waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
@@ -20,10 +21,13 @@ export function commandTimeoutOf(client: RedisClientPort): number | undefined {
 /**
  * A subscriber's own client, with the same nodes and options as `client`. ioredis routes SSUBSCRIBE to the
  * master of the channel's slot only with `shardedSubscribers` (one connection per master); without it every
- * SSUBSCRIBE goes to one random node and fails with MOVED for two slots in three.
+ * SSUBSCRIBE goes to one random node and fails with MOVED for two slots in three, so a Cluster client without
+ * that option (iovalkey) gets a {@link SlotRoutedSubscriber} instead.
  */
-export function subscriberClient(client: RedisClientPort): RedisClientPort {
-  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+export function subscriberClient(client: RedisClientPort): SubscriberPort {
+  if (!isCluster(client)) return client.duplicate();
+  if (needsSlotRoutedSubscriber(client)) return new SlotRoutedSubscriber(client.duplicate() as RedisClusterPort);
+  return client.duplicate([], { shardedSubscribers: true });
 }
 
 /**

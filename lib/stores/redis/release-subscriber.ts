@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type { RedisClientPort, RedisClusterPort } from './client/redis-client-port.js';
+import type { RedisClusterPort } from './client/redis-client-port.js';
+import type { SubscriberPort } from './slot-routed-subscriber.js';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import { readNotice } from './line/line-protocol.js';
 
-type Client = RedisClientPort;
+type Client = SubscriberPort;
 
 /** How long a key's channel stays subscribed after its last waiter: a busy key is not re-subscribed per wait. */
 export const SUBSCRIPTION_LINGER = 2000;

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Cluster, Redis } from 'ioredis';
+import { Cluster as ValkeyCluster } from 'iovalkey';
 import { LockLostError } from '../../../../lib/errors/lock-lost.error.js';
 import { LockStoreError } from '../../../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../../../lib/core/lock-manager.js';
@@ -39,6 +40,16 @@ describe('RedisLockStore on a Redis Cluster through a failover', () => {
     });
     client.on('error', () => undefined);
     const created = new RedisLockStore({ client, keyPrefix, ownsClient: true, ...options });
+    cleanups.push(() => created.close());
+    return created;
+  };
+  /** A store on an iovalkey Cluster: no `shardedSubscribers`, so its notices come through one connection per master. */
+  const valkeyStore = (): RedisLockStore => {
+    const client = new ValkeyCluster(cluster.startupNodes, {
+      redisOptions: { commandTimeout: 1000, disconnectTimeout: 100 },
+    });
+    client.on('error', () => undefined);
+    const created = new RedisLockStore({ client: client as never, keyPrefix, ownsClient: true });
     cleanups.push(() => created.close());
     return created;
   };
@@ -137,40 +148,47 @@ describe('RedisLockStore on a Redis Cluster through a failover', () => {
     expect(await direct(successor).exists(names(survivor).lock)).toBe(0);
   }, 30_000);
 
-  it('wakes a waiter that waits across the failover by a release on the new master', async () => {
-    const master = aMaster();
-    const key = await keyOn(master, 'handoff');
-    const holder = manager(store({ replicaAck: ACK }));
-    const waiter = manager();
-    const lock = await holder.acquire(key, { ttl: 30_000 });
-    // an attempt that meets the failover fails with LockStoreError (503 over HTTP); this caller waits on
-    const waiting = (async () => {
-      for (;;) {
-        try {
-          return await waiter.acquire(key, { wait: 25_000, retry: { minDelay: 8000, maxDelay: 8000 } });
-        } catch (error) {
-          if (!(error instanceof LockStoreError)) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 100));
+  it.each([
+    ['an ioredis', () => store()],
+    ['an iovalkey', () => valkeyStore()],
+  ])(
+    'wakes a waiter on %s Cluster that waits across the failover by a release on the new master',
+    async (_client, waiterStore) => {
+      const master = aMaster();
+      const key = await keyOn(master, 'handoff');
+      const holder = manager(store({ replicaAck: ACK }));
+      const waiter = manager(waiterStore());
+      const lock = await holder.acquire(key, { ttl: 30_000 });
+      // an attempt that meets the failover fails with LockStoreError (503 over HTTP); this caller waits on
+      const waiting = (async () => {
+        for (;;) {
+          try {
+            return await waiter.acquire(key, { wait: 25_000, retry: { minDelay: 8000, maxDelay: 8000 } });
+          } catch (error) {
+            if (!(error instanceof LockStoreError)) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
         }
-      }
-    })();
-    const owner = direct(master);
-    while ((await channelListeners(owner, names(key).channel, true)) === 0);
+      })();
+      const owner = direct(master);
+      while ((await channelListeners(owner, names(key).channel, true)) === 0);
 
-    await cluster.killNode(master);
-    const successor = await cluster.waitForFailover(master);
-    // the waiter's sharded subscriber follows the slot to the new master by itself
-    const heir = direct(successor);
-    const deadline = performance.now() + 10_000;
-    while ((await channelListeners(heir, names(key).channel, true)) === 0) {
-      if (performance.now() > deadline) throw new Error('the waiter never subscribed on the new master');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const released = performance.now();
-    expect(await lock.release()).toBe(true);
-    const next = await waiting;
-    // woken by the notice, not by its 8 s backoff
-    expect(performance.now() - released).toBeLessThan(2000);
-    await next.release();
-  }, 40_000);
+      await cluster.killNode(master);
+      const successor = await cluster.waitForFailover(master);
+      // the waiter's subscriber follows the slot to the new master by itself
+      const heir = direct(successor);
+      const deadline = performance.now() + 10_000;
+      while ((await channelListeners(heir, names(key).channel, true)) === 0) {
+        if (performance.now() > deadline) throw new Error('the waiter never subscribed on the new master');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const released = performance.now();
+      expect(await lock.release()).toBe(true);
+      const next = await waiting;
+      // woken by the notice, not by its 8 s backoff
+      expect(performance.now() - released).toBeLessThan(2000);
+      await next.release();
+    },
+    40_000,
+  );
 });

@@ -1,0 +1,102 @@
+import { performance } from 'node:perf_hooks';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import type { INestApplication } from '@nestjs/common';
+import { LockModule, LockService } from '../../../../lib/index.js';
+import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
+import { channelListeners } from '../../../support/channel-listeners.js';
+import { iovalkeyCluster } from '../../../support/client-stores.js';
+import { clusterKind, uniquePrefix } from '../../../support/stores.js';
+
+/** A waiter's backoff: a wake-up sooner than this came from the release notice. */
+const BACKOFF = 5000;
+
+describe('an iovalkey Cluster given to the module (no shardedSubscribers)', () => {
+  const cleanups: Array<() => unknown> = [];
+  let keyPrefix: string;
+
+  const direct = (port: number): Redis => {
+    const client = new Redis(port, '127.0.0.1');
+    client.on('error', () => undefined);
+    cleanups.push(() => client.quit().catch(() => client.disconnect()));
+    return client;
+  };
+  const boot = async (client: unknown): Promise<INestApplication> => {
+    const ref = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ redis: client as never, keyPrefix })],
+    }).compile();
+    const app = ref.createNestApplication({ logger: false });
+    await app.init();
+    cleanups.push(() => app.close());
+    return app;
+  };
+  /** One key whose slot each master serves, so a notice must come from every master. */
+  const keyPerMaster = async (): Promise<Array<{ key: string; master: number }>> => {
+    const cluster = await clusterKind.cluster();
+    const found = new Map<number, string>();
+    for (let index = 0; found.size < 3; index++) {
+      const key = `order-${index}`;
+      const master = await cluster.masterForKey(resourceKeys(keyPrefix, key).lock);
+      if (!found.has(master)) found.set(master, key);
+    }
+    return [...found].map(([master, key]) => ({ key, master }));
+  };
+
+  /** Holds one key per master on `holder`, waits for each on `waiter`, and measures each wake-up after release. */
+  const wakeUps = async (holder: INestApplication, waiter: INestApplication): Promise<number[]> => {
+    const keys = await keyPerMaster();
+    const held = await Promise.all(keys.map(({ key }) => holder.get(LockService).acquire(key, { ttl: 30_000 })));
+    const waiting = keys.map(({ key }) =>
+      waiter.get(LockService).acquire(key, { wait: 20_000, retry: { minDelay: BACKOFF, maxDelay: BACKOFF } }),
+    );
+    for (const { key, master } of keys) {
+      const owner = direct(master);
+      // bounded: a waiter that never listens is measured (and fails) below rather than hanging here
+      const until = performance.now() + BACKOFF;
+      while ((await channelListeners(owner, resourceKeys(keyPrefix, key).channel, true)) === 0) {
+        if (performance.now() > until) break;
+      }
+    }
+    const waits: number[] = [];
+    for (const [index, lease] of held.entries()) {
+      const released = performance.now();
+      await lease.release();
+      const next = await waiting[index];
+      waits.push(performance.now() - released);
+      await next.release();
+    }
+    return waits;
+  };
+
+  beforeAll(() => clusterKind.cluster(), 60_000);
+  afterAll(() => clusterKind.stop());
+
+  beforeEach(() => {
+    keyPrefix = uniquePrefix();
+  });
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('wakes a waiter by the notice of every master, long before its backoff, and leaves the cluster open', async () => {
+    const holderCluster = await iovalkeyCluster();
+    cleanups.push(() => holderCluster.quit());
+    const waiterCluster = await iovalkeyCluster();
+    cleanups.push(() => waiterCluster.quit());
+    const apps = [await boot(holderCluster), await boot(waiterCluster)];
+    for (const wait of await wakeUps(apps[0], apps[1])) expect(wait).toBeLessThan(BACKOFF / 5);
+    await Promise.all(apps.map((app) => app.close()));
+    expect(await waiterCluster.ping()).toBe('PONG');
+  });
+
+  it('wakes waiters across an ioredis Cluster process and an iovalkey Cluster process, both ways', async () => {
+    const valkey = await iovalkeyCluster();
+    cleanups.push(() => valkey.quit());
+    const ioredis = await clusterKind.client();
+    cleanups.push(() => ioredis.quit());
+    const [ioredisApp, valkeyApp] = [await boot(ioredis), await boot(valkey)];
+    for (const wait of await wakeUps(ioredisApp, valkeyApp)) expect(wait).toBeLessThan(BACKOFF / 5);
+    for (const wait of await wakeUps(valkeyApp, ioredisApp)) expect(wait).toBeLessThan(BACKOFF / 5);
+  });
+});
