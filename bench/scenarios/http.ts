@@ -1,19 +1,34 @@
-// Scenario 9: one Nest endpoint served twice, undecorated and with @WithLock, over real HTTP (Express and
-// Fastify), so the difference is what the decorator, the interceptor and the lease cost a request.
+// Scenario 9: one Nest endpoint served three ways, undecorated, taking the bench's floor lock by hand, and with
+// @WithLock, over real HTTP (Express and Fastify): the first difference is what the two Redis round trips of any
+// correct lock cost a request, the second what the decorator, the interceptor and the engine add to them.
 import 'reflect-metadata';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { Controller, Module, Param, Post, type INestApplication } from '@nestjs/common';
+import { Controller, Inject, Module, Param, Post, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { LockModule, WithLock } from '../../lib/index.js';
+import type { Session } from '../contenders/contender.js';
+import { floor } from '../contenders/floor.js';
+
+/** The floor's session of the app (`SET NX PX`, and a token-checked delete by `EVALSHA`). */
+const FLOOR_SESSION = Symbol('floor session');
 
 @Controller('items')
 class ItemsController {
+  constructor(@Inject(FLOOR_SESSION) private readonly floorLocks: Session) {}
+
   @Post(':id/plain')
   plain(@Param('id') id: string) {
+    return { id };
+  }
+
+  @Post(':id/floor')
+  async floor(@Param('id') id: string) {
+    const held = await this.floorLocks.acquire(`bench:item:${id}`);
+    await held.release();
     return { id };
   }
 
@@ -24,8 +39,8 @@ class ItemsController {
   }
 }
 
-/** The two ways the endpoint is served. */
-export const ENDPOINTS = ['plain', 'locked'] as const;
+/** The ways the endpoint is served. */
+export const ENDPOINTS = ['plain', 'floor', 'locked'] as const;
 export type Endpoint = (typeof ENDPOINTS)[number];
 export type Platform = 'express' | 'fastify';
 
@@ -37,7 +52,12 @@ export interface BenchApp {
 }
 
 export async function startApp(platform: Platform, redisUrl: string): Promise<BenchApp> {
-  @Module({ imports: [LockModule.forRoot({ redis: redisUrl })], controllers: [ItemsController] })
+  const floorLocks = await floor.open(redisUrl);
+  @Module({
+    imports: [LockModule.forRoot({ redis: redisUrl })],
+    controllers: [ItemsController],
+    providers: [{ provide: FLOOR_SESSION, useValue: floorLocks }],
+  })
   class BenchAppModule {}
 
   const app: INestApplication =
@@ -46,7 +66,11 @@ export async function startApp(platform: Platform, redisUrl: string): Promise<Be
       : await NestFactory.create(BenchAppModule, { logger: false, abortOnError: false });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
-  return { platform, port: address.port, close: () => app.close() };
+  const close = async (): Promise<void> => {
+    await app.close();
+    await floorLocks.close();
+  };
+  return { platform, port: address.port, close };
 }
 
 let nextId = 0;

@@ -1,7 +1,15 @@
 import { Agent } from 'node:http';
 import type { Scenario } from '../context.js';
 import type { Table } from '../report.js';
-import { ENDPOINTS, load, redisRoundTrips, sequentialRequests, startApp, type BenchApp } from '../scenarios/http.js';
+import {
+  ENDPOINTS,
+  load,
+  redisRoundTrips,
+  sequentialRequests,
+  startApp,
+  type BenchApp,
+  type Endpoint,
+} from '../scenarios/http.js';
 import { cpuMsSince } from '../support/cpu.js';
 import { spread } from '../support/stats.js';
 
@@ -15,7 +23,14 @@ interface Sample {
   cpuMs: number;
 }
 
-/** Scenario 9: one Nest endpoint undecorated and with `@WithLock`, on Express and Fastify. */
+/** How each endpoint of scenario 9 is named in its rows. */
+const ROW_NAMES: Readonly<Record<Endpoint, string>> = {
+  plain: 'undecorated',
+  floor: 'floor lock by hand',
+  locked: '@WithLock',
+};
+
+/** Scenario 9: one Nest endpoint undecorated, with the floor's lock taken by hand, and with `@WithLock`. */
 export const http: Scenario = {
   id: 9,
   title: 'HTTP: the same Nest endpoint undecorated and with @WithLock',
@@ -27,17 +42,20 @@ export const http: Scenario = {
         { key: 'p50', label: 'p50 ms' },
         { key: 'p99', label: 'p99 ms' },
         { key: 'added', label: 'added p50 ms' },
+        { key: 'overFloor', label: 'over floor p50 ms' },
         { key: 'clientCpu', label: 'CPU µs/request' },
         { key: 'rate', label: `req/s, ${HTTP_CONNECTIONS} connections` },
         { key: 'non2xx', label: 'non-2xx' },
       ],
       rows: [],
       notes: [
-        "POST /items/:id/plain and POST /items/:id/locked (`@WithLock('bench:item:<id>')`) on one Nest app per " +
+        "POST /items/:id/plain, POST /items/:id/floor (the floor contender's `SET NX PX` and `EVALSHA` release, " +
+          "awaited in the handler) and POST /items/:id/locked (`@WithLock('bench:item:<id>')`) on one Nest app per " +
           'platform, LockModule.forRoot({ redis }) on the bench’s Redis; a new id per request, so every lock is free ' +
           '(what the decorator costs, not contention).',
         `Latency: sequential requests on one keep-alive connection, endpoints taking turns in slices of ${SLICE_LATENCY} ms ` +
-          '(autocannon keeps whole milliseconds only). Added: this row’s p50 minus the undecorated p50 of its platform. ' +
+          '(autocannon keeps whole milliseconds only). Added: this row’s p50 minus the undecorated p50 of its platform; ' +
+          'over floor: the @WithLock p50 minus the floor’s, what the decorator adds to the two round trips. ' +
           'Redis PING: sequential round trips in the same slices, the unit of the target.',
         'CPU per request: this process over the sequential requests, which holds the app, its Redis client and ' +
           'the requesting client alike; the difference between the two rows of a platform is the decorator’s.',
@@ -69,17 +87,19 @@ export const http: Scenario = {
         await record('ping', () => redisRoundTrips(context.redis.url, SLICE_LATENCY / 2));
       }
       for (const app of apps) {
-        const plainP50 = spread(samples.get(`${app.platform} plain`)?.latencies ?? []).p50;
+        const p50Of = (endpoint: Endpoint) => spread(samples.get(`${app.platform} ${endpoint}`)?.latencies ?? []).p50;
+        const plainP50 = p50Of('plain');
         for (const endpoint of ENDPOINTS) {
           const sample = samples.get(`${app.platform} ${endpoint}`) as Sample;
           const { p50, p99 } = spread(sample.latencies);
           const loaded = await load(app, endpoint, HTTP_CONNECTIONS, context.durationMs / 2000);
           table.rows.push({
-            library: `${app.platform}, ${endpoint === 'plain' ? 'undecorated' : '@WithLock'}`,
+            library: `${app.platform}, ${ROW_NAMES[endpoint]}`,
             values: {
               p50,
               p99,
-              ...(endpoint === 'locked' ? { added: p50 - plainP50 } : {}),
+              ...(endpoint === 'plain' ? {} : { added: p50 - plainP50 }),
+              ...(endpoint === 'locked' ? { overFloor: p50 - p50Of('floor') } : {}),
               clientCpu: (sample.cpuMs * 1000) / sample.latencies.length,
               rate: loaded.requestsPerSecond,
               non2xx: loaded.non2xx + loaded.errors,

@@ -136,8 +136,11 @@ export function nestPathChecks(t: Tables, log: CommandLog): Check[] {
       limit: 0.15,
       compare: '<=',
       why: () =>
-        `Two Redis round trips (a PING: ${fmt(at(t, 9, 'Redis PING', 'p50'))} ms each) are most of it; CPU per ` +
-        `request ${fmt(at(t, 9, `${platform}, @WithLock`, 'clientCpu'))} µs vs ` +
+        `The floor's lock taken by hand in the same handler adds ${fmt(at(t, 9, `${platform}, floor lock by hand`, 'added'))} ` +
+        `ms (its two Redis round trips; a PING: ${fmt(at(t, 9, 'Redis PING', 'p50'))} ms); @WithLock adds ` +
+        `${fmt(at(t, 9, `${platform}, @WithLock`, 'overFloor'))} ms over it. CPU per request ` +
+        `${fmt(at(t, 9, `${platform}, @WithLock`, 'clientCpu'))} µs vs ` +
+        `${fmt(at(t, 9, `${platform}, floor lock by hand`, 'clientCpu'))} µs by hand and ` +
         `${fmt(at(t, 9, `${platform}, undecorated`, 'clientCpu'))} µs undecorated.`,
     });
   }
