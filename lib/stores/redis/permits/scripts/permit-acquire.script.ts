@@ -108,8 +108,8 @@ elseif not position and placeTtl > 0 then
 end
 -- how soon something holding it back ends by itself: a permit, a reservation, the mutex lease
 local soonest = -1
-local first = redis.call('ZRANGE', permitsKey, 0, 0, 'WITHSCORES')
-if first[2] then soonest = tonumber(first[2]) - now end
+local firstEnd = soonestPermitEnd()
+if firstEnd then soonest = firstEnd - now end
 for _, place in ipairs(places) do
   local left = place.reservedUntil - now
   if place.reservedUntil > 0 and not place.lapsed and (soonest < 0 or left < soonest) then soonest = left end

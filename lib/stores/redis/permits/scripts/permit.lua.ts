@@ -41,10 +41,16 @@ local function readResource(token)
   state.token, state.shape, state.writer, state.own = token, fields[1] or nil, fields[2] or nil, fields[3] or nil
 end
 
--- permits whose lease ran out (a holder that crashed, or forgot): gone, with their records (after readResource)
+-- permits whose lease ran out (a holder that crashed, or forgot): gone, with their records (after readResource).
+-- The permit that ends first is read first: while it lives, none has ended, and state.firstEnd keeps its end
+-- (false with no permit) for the script's answer; after a prune it is read again when asked (soonestPermitEnd)
 local function prunePermits()
+  local first = redis.call('ZRANGE', permitsKey, 0, 0, 'WITHSCORES')
+  if not first[2] or tonumber(first[2]) > now then
+    state.firstEnd = first[2] and tonumber(first[2]) or false
+    return
+  end
   local ended = redis.call('ZRANGEBYSCORE', permitsKey, '-inf', now)
-  if #ended == 0 then return end
   local fields = {}
   for _, token in ipairs(ended) do
     fields[#fields + 1] = 'p:' .. token
@@ -60,6 +66,16 @@ local function prunePermits()
   end
   if #fields > 0 then redis.call('HDEL', infoKey, unpack(fields)) end
   redis.call('ZREMRANGEBYSCORE', permitsKey, '-inf', now)
+end
+
+-- when the first of the live permits ends (ms of the server clock), nil with none; after prunePermits, as long
+-- as no permit was written since
+local function soonestPermitEnd()
+  if state.firstEnd == nil then
+    local first = redis.call('ZRANGE', permitsKey, 0, 0, 'WITHSCORES')
+    state.firstEnd = first[2] and tonumber(first[2]) or false
+  end
+  return state.firstEnd or nil
 end
 
 -- a place of the line, or nil once its wait ended. A place whose reservation passed unclaimed has lapsed: it
