@@ -5,6 +5,7 @@ import { advisoryLock } from './contenders/advisory-lock.js';
 import { nestjsLockService } from './contenders/nestjs-lock-service.js';
 import {
   nestjsLockFenced,
+  nestjsLockGlide,
   nestjsLockIovalkey,
   nestjsLockNodeRedis,
   nestjsLockPerWorker,
@@ -31,6 +32,7 @@ export const LIBRARIES: readonly Library[] = [
   nestjsLockPerWorker,
   nestjsLockNodeRedis,
   nestjsLockIovalkey,
+  nestjsLockGlide,
   redlock,
   redisSemaphore,
   murlock,

@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     `- cpu: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores`,
     `- node ${process.version}, redis-server ${redis.version} (local, loopback, no persistence)`,
     `- nestjs-lock ${own.version} at ${gitRevision()}; ioredis ${versionOf('ioredis')}, node-redis ` +
-      `${versionOf('redis')}, iovalkey ${versionOf('iovalkey')}, redlock ${versionOf('redlock')}, ` +
+      `${versionOf('redis')}, iovalkey ${versionOf('iovalkey')}, GLIDE ${versionOf('@valkey/valkey-glide')}, redlock ${versionOf('redlock')}, ` +
       `redis-semaphore ${versionOf('redis-semaphore')}, murlock ${versionOf('murlock')} (on its own node-redis ` +
       `${versionOf('murlock/node_modules/redis')})`,
     `- load average (1 min) ${loadBefore.toFixed(2)} before the run, ${loadavg()[0].toFixed(2)} after: the machine ` +

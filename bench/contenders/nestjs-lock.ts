@@ -15,17 +15,24 @@ interface Variant {
   /** Asks for a fence with every grant. */
   readonly fencing?: boolean;
   /** The client library the store runs on. @default 'ioredis' */
-  readonly client?: 'ioredis' | 'node-redis' | 'iovalkey';
+  readonly client?: 'ioredis' | 'node-redis' | 'iovalkey' | 'glide';
 }
 
 /** A client of `variant`'s library on `url`, for the store to own (node-redis' connected by the store). */
-function clientOf(variant: Variant, url: string): RedisLockStoreOptions['client'] {
+async function clientOf(variant: Variant, url: string): Promise<RedisLockStoreOptions['client']> {
   switch (variant.client ?? 'ioredis') {
     case 'node-redis':
       return createClient({ url }).on('error', () => undefined);
     case 'iovalkey':
       // iovalkey's class is ioredis' under another name: a port as it is
       return new Valkey(url) as unknown as Redis;
+    case 'glide': {
+      // loaded only here: GLIDE's native core would otherwise start in every bench process
+      const { GlideClient } = await import('@valkey/valkey-glide');
+      const { hostname, port } = new URL(url);
+      // GLIDE's default 250 ms request timeout would fail a worker of a loaded machine; the others have none
+      return GlideClient.createClient({ addresses: [{ host: hostname, port: Number(port) }], requestTimeout: 5000 });
+    }
     default:
       return new Redis(url);
   }
@@ -44,7 +51,7 @@ function nestjsLock(variant: Variant): Library {
     kind: 'ours',
     waiting: WAITING,
     async open(url) {
-      const store = new RedisLockStore({ client: clientOf(variant, url), ownsClient: true });
+      const store = new RedisLockStore({ client: await clientOf(variant, url), ownsClient: true });
       const manager = new LockManager({ store, ttl: TTL, wait: 10_000, fencing: variant.fencing ?? false });
       await manager.verify();
       return retryingSession(
@@ -91,4 +98,11 @@ export const nestjsLockIovalkey = nestjsLock({
   shared: true,
   roles: ['uncontended', 'processes'],
   client: 'iovalkey',
+});
+/** This project on a Valkey GLIDE `GlideClient` (its Rust core, RESP3), as above. */
+export const nestjsLockGlide = nestjsLock({
+  name: 'nestjs-lock (GLIDE)',
+  shared: true,
+  roles: ['uncontended', 'processes'],
+  client: 'glide',
 });
