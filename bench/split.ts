@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis, type RedisOptions } from 'ioredis';
 import { LockManager, RedisLockStore } from '../lib/index.js';
 import { encodeHolder } from '../lib/core/lock-holder.js';
+import { coalesceWrites } from '../lib/stores/redis/coalesced-writes.js';
 import { resourceKeys } from '../lib/stores/redis/resource-keys.js';
 import { RELEASE } from '../lib/stores/redis/scripts/index.js';
 import { newToken } from '../lib/utils/token.js';
@@ -17,6 +18,13 @@ import { BenchRedis } from './support/redis.js';
 const FLOOR_RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 /** The options of a client LockModule creates (see redis.descriptor.ts) that cost something per command. */
 const MODULE_CLIENT: RedisOptions = { commandTimeout: 2000, maxRetriesPerRequest: 1 };
+
+/** A client as LockModule creates it: its options, and one socket write per tick (coalesced-writes.ts). */
+function connect(url: string, options: RedisOptions): Redis {
+  const client = new Redis(url, options);
+  if (options === MODULE_CLIENT) coalesceWrites(client);
+  return client;
+}
 const OPTIONS = { ttl: TTL, wait: 10_000, autoRenew: false };
 
 type Cycle = (key: string) => Promise<void>;
@@ -37,7 +45,7 @@ async function floor(url: string): Promise<Cycle> {
 
 /** The commands RedisLockStore sends for an uncontended cycle, without the engine around them. */
 async function storeCommands(url: string, options: RedisOptions): Promise<Cycle> {
-  const client = new Redis(url, options);
+  const client = connect(url, options);
   closers.push(() => client.quit());
   await client.script('LOAD', RELEASE.lua);
   return async (key) => {
@@ -51,7 +59,7 @@ async function storeCommands(url: string, options: RedisOptions): Promise<Cycle>
 }
 
 function engine(url: string, options: RedisOptions): Cycle {
-  const store = new RedisLockStore({ client: new Redis(url, options), ownsClient: true });
+  const store = new RedisLockStore({ client: connect(url, options), ownsClient: true });
   const manager = new LockManager({ store });
   closers.push(() => manager.close());
   return async (key) => void (await (await manager.acquire(key, OPTIONS)).release());
