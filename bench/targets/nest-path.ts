@@ -98,8 +98,8 @@ export function nestPathChecks(t: Tables, log: CommandLog): Check[] {
       why: () =>
         `Per hand-off: ${handoffs?.breakdown}. Two scripts: the release that grants the first in line (EVALSHA, ` +
         'GET, LPOP of its entry with its request, SET, PUBLISH to its process) and the releaser’s own refused ask ' +
-        '(EVALSHA, SET NX GET, RPUSH of its entry, PTTL for the holder’s remaining lease that a refusal reports); ' +
-        'the rest are waiters asking again after their backoff.',
+        '(EVALSHA, SET NX GET, RPUSH of its entry; no PTTL: the releaser knows the end of the lease its release ' +
+        'granted); the rest are waiters asking again after their backoff.',
     },
     {
       target: 'LockService, semaphore of 3 under 8 workers: grants/s ≥ 1.0× redis-semaphore',

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { newOwnerId } from '../../utils/owner-id.js';
 import { isOne } from './client/reply.js';
 import type { RedisClientPort } from './client/redis-client-port.js';
@@ -33,6 +34,9 @@ import { extendOnOneServer } from './extend-on-one-server.js';
 import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import { evalAfterNoScript, runScript, runScriptBatch } from './script-runner.js';
 import { ACQUIRE, acquireArgs, EXTEND, RELEASE, releaseArgs } from './scripts/index.js';
+import { PASSED_ON } from './scripts/acquire.script.js';
+import { isReleased, passedOnLease } from './scripts/release.script.js';
+import { PassedOnLeases } from './line/passed-on-leases.js';
 import { redisHealth, verifyRedis } from './redis-checks.js';
 import { isWrongType, pipelineValues, redisStoreError } from './store-error.js';
 import { LINE_MODE, lineModeOf, lineTtlOf, UNCOUNTED_LISTENERS } from './line/line-protocol.js';
@@ -81,6 +85,8 @@ export class RedisLockStore implements LockStore {
   private readonly recentKeys = new Map<string, ResourceKeys>();
   /** Keys whose last first ask was refused (as many as RECENT_KEYS): their next first ask is the script. */
   private readonly refusedLately = new Set<string>();
+  /** Leases our releases granted straight to waiters elsewhere: a refusal by one of them needs no PTTL. */
+  private readonly passedOn = new PassedOnLeases();
   private readonly replicas = new ReplicaConfirmation({
     client: () => this.client,
     release: (key, token) => this.release(key, token),
@@ -168,18 +174,20 @@ export class RedisLockStore implements LockStore {
     }
     // a waiter in the line leaves its request there, so that a release can grant it the lease directly
     const offer = line !== LINE_MODE.stayOut && waiting?.next === true ? this.line?.offer(request) : undefined;
+    const passedOn = this.passedOn.tokenOf(request.key);
     const args = acquireArgs(request, this.owner, {
       line,
       lineTtl: lineTtlOf(waiting),
       // a waiter that hears release notices marks the lease, so that its release sends one
       marks: waiting !== undefined && this.subscriber !== undefined,
       ...(offer === undefined ? {} : { offer }),
+      ...(passedOn === undefined ? {} : { passedOn }),
     });
     const reply = await this.run('acquire', request.key, keys, () =>
       runScript(this.client, ACQUIRE, [keys.lock, keys.fence, keys.line], args),
     );
     const [granted, value] = reply as [number, number];
-    if (!isOne(granted)) return { acquired: false, remainingTtl: value >= 0 ? value : undefined };
+    if (!isOne(granted)) return { acquired: false, remainingTtl: this.remainingOf(request.key, value, passedOn) };
     // granted at the first ask: the key is free again, and its next first ask may be a plain SET NX
     if (firstAsk) this.refusedLately.delete(request.key);
     if (offer !== undefined) this.line?.spent(request.key, request.token);
@@ -201,6 +209,7 @@ export class RedisLockStore implements LockStore {
       ownListeners,
     });
     let reply: unknown;
+    const sentAt = performance.now();
     // EVALSHA straight on the client (the uncontended path); a forgotten script runs again by EVAL
     try {
       reply = await this.client.evalsha(RELEASE.sha, 3, keys.lock, keys.fence, keys.line, ...args);
@@ -210,7 +219,9 @@ export class RedisLockStore implements LockStore {
         evalAfterNoScript(this.client, RELEASE, { keys: scriptKeys, args, error }),
       );
     }
-    return isOne(reply);
+    const passed = passedOnLease(reply);
+    if (passed) this.passedOn.passed(key, passed, sentAt);
+    return isReleased(reply);
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
@@ -323,6 +334,15 @@ export class RedisLockStore implements LockStore {
     if (!this.replicaAck || extended.length === 0) return outcomes;
     const confirmed = await this.replicas.confirmRenewals(extended, this.replicaAck);
     return outcomes.map((outcome) => (outcome === true ? (confirmed.shift() as boolean | Error) : outcome));
+  }
+
+  /**
+   * The holder's remaining lease as ACQUIRE's refusal gives it (`value`): its PTTL, none for a key without expiry,
+   * or, when the lease that refused is the one our release of `key` passed on (`passedOn`), the least it has left.
+   */
+  private remainingOf(key: string, value: number, passedOn: string | undefined): number | undefined {
+    if (Number(value) === PASSED_ON && passedOn !== undefined) return this.passedOn.remaining(key, passedOn);
+    return value >= 0 ? value : undefined;
   }
 
   /** The names of a resource's keys, remembered for the keys used lately (a lock is taken and released, often again). */

@@ -19,6 +19,7 @@ import { newToken } from '../../../lib/utils/token.js';
 import { ADVERSARIAL_KEYS } from '../../contract/lock-store.contract.js';
 import { lockUserRules } from '../../support/lock-user-acl.js';
 import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
+import { channelListeners } from '../../support/channel-listeners.js';
 
 /** Every client in this file gives up on a command after this long. */
 const COMMAND_TIMEOUT = 500;
@@ -460,6 +461,40 @@ describe('RedisLockStore acquire cost', () => {
     expect(await store.release('refused', granted.token)).toBe(true);
     // granted at its first ask: the key is free again, and the plain SET NX comes back
     expect(await ask(true)).toMatchObject({ result: { acquired: true }, sent: ['set'] });
+  });
+
+  it('asks no PTTL when the lease its own release granted a waiter elsewhere refuses it, and tells the least it has left', async () => {
+    const [releaser, waiterStore] = [redisStore(), redisStore()];
+    const held = newToken();
+    const ttl = 10_000;
+    expect((await releaser.acquire({ key: 'passed', token: held, ttl, fencing: false })).acquired).toBe(true);
+    const waiter = lockManager(waiterStore);
+    let contended = false;
+    waiter.on('contended', () => (contended = true));
+    const waiting = waiter.acquire('passed', { ttl, wait: 10_000 });
+    await until(() => contended);
+    await until(async () => (await admin.llen(names('passed').line)) === 1);
+    await until(async () => (await channelListeners(admin, names('passed').channel)) === 1);
+    const released = performance.now();
+    expect(await releaser.release('passed', held)).toBe(true);
+    // granted straight to the waiter's request in the line, which its notice told
+    const next = await waiting;
+    const left = await admin.pttl(names('passed').lock);
+    let refused: Awaited<ReturnType<RedisLockStore['acquire']>> | undefined;
+    const used = await commandsDuring(async () => {
+      const waits = { again: false, ttl: 1000, next: true };
+      refused = await releaser.acquire({ key: 'passed', token: newToken(), ttl, fencing: false, waiting: waits });
+    });
+    const asked = performance.now();
+    expect(refused?.acquired).toBe(false);
+    // the plain SET NX, then the script: SET NX GET and a place in the line, and no PTTL
+    expect(used).toMatchObject({ set: 2, evalsha: 1, rpush: 1 });
+    expect(used).not.toHaveProperty('pttl');
+    // never more than the lease has left; at least its ttl less the time since the release was sent
+    const remaining = refused?.acquired === false ? refused.remainingTtl : undefined;
+    expect(remaining).toBeLessThanOrEqual(left);
+    expect(remaining).toBeGreaterThanOrEqual(ttl - (asked - released) - 1);
+    await next.release();
   });
 
   it('dates the lease from just before the request was sent, not from when the reply came', async () => {

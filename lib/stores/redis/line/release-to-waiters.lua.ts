@@ -9,6 +9,8 @@
  * names it ('owner', or 'owner next' with the one after it), so only it wakes. With the line empty, when
  * waiters elsewhere heard the notice ('*'), the key is reserved briefly ('~owner') against this owner so that
  * one of them wins instead of this process re-taking it. line-protocol.ts encodes and reads all of these.
+ * Returns the token and ttl of the lease it granted directly, if it did (the releaser may know that lease's end
+ * without asking: see ACQUIRE's ARGV 10).
  * Needs LINE_ENTRIES_LUA before it. w: lock, fence, line (keys); channel, publish, owner, window, ownListeners.
  */
 export const RELEASE_TO_WAITERS_LUA = `
@@ -28,7 +30,7 @@ local function releaseToWaiters(w)
           if type(fence) ~= 'table' then
             local notice = '=' .. version .. ' ' .. string.format('%.0f', fence)
             local heard = redis.pcall(w.publish, w.channel .. ':' .. nextOwner, notice)
-            if type(heard) == 'number' and heard > 0 then return end
+            if type(heard) == 'number' and heard > 0 then return token, tonumber(ttl) end
             redis.call('DEL', w.lock)
           end
         end

@@ -6,6 +6,12 @@ import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';
 
 /**
+ * What {@link ACQUIRE} answers in place of the holder's PTTL when the lease that refused the caller is the one its
+ * own release granted (ARGV 10).
+ */
+export const PASSED_ON = -3;
+
+/**
  * Grants the lease if the key is free, ours already, reserved for this owner ('>owner': it was first in the
  * line), or reserved against anyone but this owner ('~owner'). A refused caller that will wait marks the
  * lease (so that its release tells the waiters) and, with the line on, takes a place in the key's line of
@@ -15,8 +21,11 @@ import { luaScript } from './lua-script.js';
  * ARGV: 1 token; 2 ttl ms; 3 fencing ('1'/'0'); 4 owner id; 5 holder record ('' for none); 6 line ('0' stays
  * out of it, '1' joins when refused, '2' also leaves it when granted); 7 line ttl ms; 8 mark the lease when
  * refused ('1'/'0'); 9 offer ('version token ttl fencing holder', '' for none: with it, a refused caller in
- * the line leaves its request in its entry, so that a release can grant it the lease directly).
- * Returns {1, fence or 0} on a grant, {0, holder's PTTL} otherwise.
+ * the line leaves its request in its entry, so that a release can grant it the lease directly); 10 the token of
+ * the lease the caller's own release last granted straight to a waiter elsewhere ('' for none).
+ * Returns {1, fence or 0} on a grant, {0, holder's PTTL} otherwise, or {0, PASSED_ON} when that lease of ARGV 10
+ * refused it: the caller knows its end (it was granted after its release was sent, with a ttl it was told), so
+ * the script asks no PTTL.
  */
 export const ACQUIRE = luaScript(
   'acquire',
@@ -83,6 +92,8 @@ if ARGV[6] ~= '0' then
     redis.call('LSET', KEYS[3], index, entry)
   end
 end
+-- the lease our own release granted: its waiter's mark is on it, and the caller knows its end
+if ARGV[10] ~= '' and ownership(current, ARGV[10]) == 2 then return {0, ${PASSED_ON}} end
 local pttl = redis.call('PTTL', KEYS[1])
 -- mark a lease (not a reservation) once, keeping its expiry (rounded down to the ms: never longer)
 if waits and mark ~= '!' and mark ~= '>' and mark ~= '~' and pttl > 0 then
@@ -102,6 +113,8 @@ export interface LinePlace {
   readonly marks: boolean;
   /** With a place in the line, the version under which this request stands there to be granted directly. */
   readonly offer?: number;
+  /** The token of the lease this process's last release of the key granted straight to a waiter elsewhere. */
+  readonly passedOn?: string;
 }
 
 /** The ARGV of {@link ACQUIRE} for a request of `owner`, in the order the script reads them. */
@@ -116,5 +129,6 @@ export function acquireArgs(request: AcquireRequest, owner: string, place: LineP
     place.lineTtl,
     place.marks ? '1' : '0',
     place.offer === undefined ? '' : encodeOffer(place.offer, request),
+    place.passedOn ?? '',
   ];
 }

@@ -1,3 +1,4 @@
+import { isOne } from '../client/reply.js';
 import { GRANT_LUA } from './grant.lua.js';
 import { LEASE_LUA } from './lease.lua.js';
 import { luaScript } from './lua-script.js';
@@ -13,7 +14,8 @@ import { RELEASE_TO_WAITERS_LUA } from '../line/release-to-waiters.lua.js';
  * window ms; 6 how many listeners of the notice may hear it before the key is held back from the releaser
  * (its own subscriber: 0 or 1; with the line on, every waiter is in the line, so a huge number: subscribers
  * that linger after their wait must not hold the key back).
- * Returns 1 when released, 0 when the lease was not ours any more.
+ * Returns 1 when released, 0 when the lease was not ours any more, {1, token, ttl ms} when released and granted
+ * straight to the waiter of that token (see {@link isReleased}).
  */
 export const RELEASE = luaScript(
   'release',
@@ -24,10 +26,11 @@ if own == 1 then
   redis.call('DEL', KEYS[1])
   return 1
 end
-releaseToWaiters({
+local granted, ttl = releaseToWaiters({
   lock = KEYS[1], fence = KEYS[2], line = KEYS[3],
   channel = ARGV[2], publish = ARGV[3], owner = ARGV[4], window = ARGV[5], ownListeners = ARGV[6],
 })
+if granted then return {1, granted, ttl} end
 return 1
 `,
 );
@@ -49,4 +52,21 @@ export interface ReleaseCall {
 /** The ARGV of {@link RELEASE} for `token`, in the order the script reads them. */
 export function releaseArgs(token: string, call: ReleaseCall): Array<string | number> {
   return [token, call.channel, call.publish, call.owner, call.handoffWindow, call.ownListeners];
+}
+
+/** The lease a release granted straight to a waiter elsewhere: its token and ttl (see {@link RELEASE}). */
+export interface PassedOnLease {
+  readonly token: string;
+  readonly ttl: number;
+}
+
+/** Whether a reply of {@link RELEASE} says the lease was released (whether or not it was passed on). */
+export function isReleased(reply: unknown): boolean {
+  return Array.isArray(reply) ? isOne(reply[0]) : isOne(reply);
+}
+
+/** The lease a reply of {@link RELEASE} says it granted to a waiter elsewhere, if it did. */
+export function passedOnLease(reply: unknown): PassedOnLease | undefined {
+  if (!Array.isArray(reply) || reply.length < 3) return undefined;
+  return { token: String(reply[1]), ttl: Number(reply[2]) };
 }
