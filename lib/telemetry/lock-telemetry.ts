@@ -3,12 +3,12 @@ import type { Attributes, ObservableCallback, Span, Tracer } from '@opentelemetr
 import type { LockTelemetryOptions } from '../interfaces/lock-telemetry-options.interface.js';
 import type { LockEventListener, LockEventName } from '../core/events/lock-events.js';
 import type { Lock } from '../core/lock.js';
-import { validateTelemetry } from '../options/validate-options.js';
-import { loadOpenTelemetry, type OpenTelemetryApi } from './load-opentelemetry.js';
+import type { OpenTelemetryApi } from './load-opentelemetry.js';
 import { LockAttributes } from './lock-attributes.js';
 import { createInstruments, isNoop, type Instruments } from './lock-instruments.js';
 import { LeadershipMetrics } from './leadership-metrics.js';
 import { LOCK_INSTRUMENTATION_SCOPE } from './lock-metrics.js';
+import { noTracerProvider, telemetryApi, tracerRegistered } from './registered-providers.js';
 
 /** Past this many key templates, the held gauge forgets the idle ones instead of reporting 0 for them. */
 const MAX_IDLE_TEMPLATES = 1000;
@@ -63,9 +63,7 @@ export class LockTelemetry {
     locks: InstrumentableLocks,
     options: LockTelemetryOptions = {},
   ): Promise<LockTelemetry | undefined> {
-    if (validateTelemetry(options) === false) return undefined;
-    if (options.metrics === false && options.traces === false) return undefined;
-    const api = await loadOpenTelemetry();
+    const api = await telemetryApi(options);
     return api ? new LockTelemetry(api, locks, options) : undefined;
   }
 
@@ -83,7 +81,7 @@ export class LockTelemetry {
       this.instruments.held.addCallback(this.observeHeld);
     }
     if (options.traces !== false) this.tracer = api.trace.getTracer(LOCK_INSTRUMENTATION_SCOPE);
-    this.noTracerProvider = new api.ProxyTracerProvider().getDelegate();
+    this.noTracerProvider = noTracerProvider(api);
     const on = <E extends LockEventName>(event: E, listener: LockEventListener<E>): void => {
       this.stops.push(locks.on(event, listener));
     };
@@ -171,9 +169,7 @@ export class LockTelemetry {
 
   /** Whether spans are recorded: a tracer provider is registered (the API's proxy has a real delegate). */
   private tracing(): boolean {
-    if (!this.tracer) return false;
-    const provider = this.api.trace.getTracerProvider() as { getDelegate?: () => unknown };
-    return provider.getDelegate?.() !== this.noTracerProvider;
+    return this.tracer !== undefined && tracerRegistered(this.api, this.noTracerProvider);
   }
 
   /** The `lock.acquire` span of an acquisition that just ended (see `openAcquireSpan`), ended now. */

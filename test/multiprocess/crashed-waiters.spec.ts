@@ -1,13 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { LockManager } from '../../lib/core/lock-manager.js';
 import { permitKeys } from '../../lib/stores/redis/permits/permit-keys.js';
-import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
 import { channelListeners } from '../support/channel-listeners.js';
-import { startChild, type ChildHandle } from '../support/child-process.js';
-import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+import { startChild } from '../support/child-process.js';
+import { useProcessRoom } from '../support/process-room.js';
+import { testRedisUrl } from '../support/stores.js';
 
 const waitingProcess = fileURLToPath(new URL('./waiting-process.ts', import.meta.url));
 const KEY = 'exports';
@@ -15,29 +13,8 @@ const KEY = 'exports';
 const DEAD_WAITERS = 300;
 
 describe('permit waiters of a process that was SIGKILLed while they waited', () => {
-  let prefix: string;
-  let admin: Redis;
-  const managers: LockManager[] = [];
-  const children: ChildHandle[] = [];
-
-  beforeEach(() => {
-    prefix = uniquePrefix();
-    admin = new Redis(testRedisUrl());
-  });
-
-  afterEach(async () => {
-    await Promise.all(children.splice(0).map((child) => child.kill()));
-    await Promise.all(managers.splice(0).map((manager) => manager.close()));
-    await admin.quit();
-  });
-
-  /** A manager on a store of its own: another process as far as the key's line can tell. */
-  function manager(): LockManager {
-    const store = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix: prefix, ownsClient: true });
-    const created = new LockManager({ store });
-    managers.push(created);
-    return created;
-  }
+  const room = useProcessRoom();
+  const { children } = room;
 
   /** Resolves once `check` holds, asking every few ms (for what only Redis shows). */
   async function until(check: () => Promise<boolean>, timeout = 20_000): Promise<void> {
@@ -48,8 +25,8 @@ describe('permit waiters of a process that was SIGKILLed while they waited', () 
     }
   }
 
-  const placesInLine = () => admin.zcard(permitKeys(prefix, KEY).line);
-  const listeners = () => channelListeners(admin, permitKeys(prefix, KEY).channel);
+  const placesInLine = () => room.admin.zcard(permitKeys(room.prefix, KEY).line);
+  const listeners = () => channelListeners(room.admin, permitKeys(room.prefix, KEY).channel);
 
   it.each([
     ['a semaphore of limit 1', { limit: 1 }],
@@ -57,10 +34,10 @@ describe('permit waiters of a process that was SIGKILLed while they waited', () 
   ] as const)(
     'cost a live waiter on %s one hand-off window: it is granted within 100 ms of the release',
     async (_name, shape) => {
-      const holder = await manager().acquire(KEY, { ...shape, ttl: '30s' });
+      const holder = await room.manager().acquire(KEY, { ...shape, ttl: '30s' });
       const crashing = startChild(waitingProcess, {
         REDIS_URL: testRedisUrl(),
-        KEY_PREFIX: prefix,
+        KEY_PREFIX: room.prefix,
         KEY,
         SHAPE: JSON.stringify(shape),
         COUNT: String(DEAD_WAITERS),
@@ -73,7 +50,7 @@ describe('permit waiters of a process that was SIGKILLed while they waited', () 
       // its places stay in the line: nobody told Redis it died
       await until(async () => (await listeners()) === 0);
 
-      const live = manager();
+      const live = room.manager();
       const asked = live.acquire(KEY, { ...shape, wait: '20s' });
       await until(async () => (await placesInLine()) === DEAD_WAITERS + 1 && (await listeners()) > 0);
       await holder.release();

@@ -1,15 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
-import { LockManager } from '../../lib/core/lock-manager.js';
 import type { Lock } from '../../lib/core/lock.js';
 import type { PermitShape } from '../../lib/interfaces/permit-store.interface.js';
 import { permitKeys } from '../../lib/stores/redis/permits/permit-keys.js';
-import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
-import { startChild, type ChildHandle } from '../support/child-process.js';
-import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+import { startChild } from '../support/child-process.js';
+import { useProcessRoom } from '../support/process-room.js';
+import { testRedisUrl } from '../support/stores.js';
 
 const waitingApp = fileURLToPath(new URL('./waiting-app.ts', import.meta.url));
 /** Local waiters for one key in the instance that shuts down. */
@@ -20,36 +18,16 @@ const WAITERS = 5;
  * place in the key's line and its request beside it (a mutex), or its waiters' places (permits), go with it.
  */
 describe('a shutdown with several local waiters for one key held elsewhere', () => {
-  let prefix: string;
-  let admin: Redis;
-  const managers: LockManager[] = [];
-  const children: ChildHandle[] = [];
-
-  beforeEach(() => {
-    prefix = uniquePrefix();
-    admin = new Redis(testRedisUrl());
-  });
-
-  afterEach(async () => {
-    await Promise.all(children.splice(0).map((child) => child.kill()));
-    await Promise.all(managers.splice(0).map((manager) => manager.close()));
-    await admin.quit();
-  });
-
-  function manager(): LockManager {
-    const store = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix: prefix, ownsClient: true });
-    const created = new LockManager({ store });
-    managers.push(created);
-    return created;
-  }
+  const room = useProcessRoom();
+  const { children } = room;
 
   /** Every key under the prefix, by SCAN, without the prefix. */
   async function keysLeft(): Promise<string[]> {
     const keys: string[] = [];
     let cursor = '0';
     do {
-      const [next, batch] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      keys.push(...batch.map((key) => key.slice(prefix.length)));
+      const [next, batch] = await room.admin.scan(cursor, 'MATCH', `${room.prefix}*`, 'COUNT', 1000);
+      keys.push(...batch.map((key) => key.slice(room.prefix.length)));
       cursor = next;
     } while (cursor !== '0');
     return keys.sort();
@@ -57,10 +35,10 @@ describe('a shutdown with several local waiters for one key held elsewhere', () 
 
   /** What the holder's own lease or permit keeps of `key` in Redis, and nothing of any waiter. */
   async function expectOnlyTheHolder(key: string, shape: PermitShape | undefined): Promise<void> {
-    const names = permitKeys(prefix, key);
+    const names = permitKeys(room.prefix, key);
     const own = shape ? [names.lock, names.permits, names.info] : [names.lock];
-    expect(await keysLeft()).toEqual(own.map((name) => name.slice(prefix.length)).sort());
-    if (shape) expect((await admin.hkeys(names.info)).filter((field) => field.startsWith('q:'))).toEqual([]);
+    expect(await keysLeft()).toEqual(own.map((name) => name.slice(room.prefix.length)).sort());
+    if (shape) expect((await room.admin.hkeys(names.info)).filter((field) => field.startsWith('q:'))).toEqual([]);
   }
 
   /** Resolves once `check` holds, asking every few ms (for what only Redis shows). */
@@ -82,8 +60,8 @@ describe('a shutdown with several local waiters for one key held elsewhere', () 
     `close() with ${WAITERS} local waiters for %s leaves no key of the instance`,
     async (_name, shape) => {
       const key = 'stock:s1';
-      const holder: Lock = await manager().acquire(key, { ...shape, ttl: '30s' });
-      const closing = manager();
+      const holder: Lock = await room.manager().acquire(key, { ...shape, ttl: '30s' });
+      const closing = room.manager();
       let contended = 0;
       closing.on('contended', () => contended++);
       const waiters = Array.from({ length: WAITERS }, () =>
@@ -110,8 +88,8 @@ describe('a shutdown with several local waiters for one key held elsewhere', () 
     `SIGTERM of a Nest app with ${WAITERS} requests waiting for %s leaves no key of the app`,
     async (_name, route, shape) => {
       const key = 'stock:s1';
-      const holder: Lock = await manager().acquire(key, { ...shape, ttl: '30s' });
-      const app = startChild(waitingApp, { REDIS_URL: testRedisUrl(), KEY_PREFIX: prefix });
+      const holder: Lock = await room.manager().acquire(key, { ...shape, ttl: '30s' });
+      const app = startChild(waitingApp, { REDIS_URL: testRedisUrl(), KEY_PREFIX: room.prefix });
       children.push(app);
       await app.waitFor('listening', 30_000);
       const url = /listening (\S+)/.exec(app.output())![1];
