@@ -6,10 +6,15 @@ interface CorkableSocket {
   uncork(): void;
 }
 
+/** The replies a connection still awaits (ioredis' own queue of sent commands). */
+interface PendingReplies {
+  readonly commandQueue: { readonly length: number };
+}
+
 /**
- * Makes a connection the store opened send the commands of one tick in one socket write: the first command
- * of a tick corks the socket, and the socket is uncorked once the tick's callbacks and promise reactions
- * have run. ioredis writes each command on its own (a write system call each); under concurrent
+ * Makes a connection the store opened send the commands of one tick in one socket write: a command sent
+ * while the connection awaits replies corks the socket, and the socket is uncorked once the tick's callbacks
+ * and promise reactions have run (a command on an idle connection is written at once). ioredis writes each command on its own (a write system call each); under concurrent
  * acquisitions those calls were most of the client's CPU, and each is a read on the server too. Unlike
  * `enableAutoPipelining`, nothing waits for an earlier batch's replies and no command is moved to another
  * tick: each command still goes through `sendCommand` (its timeout, the offline queue, MULTI and
@@ -34,7 +39,10 @@ function coalesceConnection(connection: Redis): void {
   connection.sendCommand = (...call: Parameters<Redis['sendCommand']>) => {
     // a command of a pipeline or MULTI (second argument) is written with the rest of its batch already
     const socket = call[1] === undefined ? (connection.stream as CorkableSocket | undefined) : undefined;
-    if (socket !== undefined && socket !== corked) {
+    // on an idle connection the command goes out at once: a lone command (an uncontended acquire) would
+    // otherwise wait for the rest of its tick before being written
+    const busy = (connection as unknown as PendingReplies).commandQueue.length > 0;
+    if (socket !== undefined && socket !== corked && busy) {
       corked = socket;
       socket.cork();
       process.nextTick(() => {

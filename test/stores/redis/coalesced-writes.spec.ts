@@ -3,6 +3,7 @@ import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import { LockManager, LockModule, LockService } from '../../../lib/index.js';
+import { coalesceWrites } from '../../../lib/stores/redis/coalesced-writes.js';
 import { RedlockStore } from '../../../lib/stores/redlock/redlock.store.js';
 import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
 
@@ -101,5 +102,24 @@ describe('connections the store opens', () => {
     await app.close();
     app = undefined;
     await client.quit();
+  });
+
+  it('write a command on an idle connection at once, and hold back those sent while replies are awaited', async () => {
+    const client = new Redis(servers[0].url);
+    coalesceWrites(client);
+    try {
+      await client.ping();
+      const socket = client.stream;
+      // a lone command (an uncontended acquire) must not wait for the rest of its tick
+      const lone = client.get('sku:idle');
+      expect(socket.writableCorked).toBe(0);
+      // a second command while the first awaits its reply joins this tick's write
+      const second = client.get('sku:busy');
+      expect(socket.writableCorked).toBe(1);
+      await Promise.all([lone, second]);
+      expect(socket.writableCorked).toBe(0);
+    } finally {
+      await client.quit();
+    }
   });
 });
