@@ -104,7 +104,8 @@ describe('an etcd3 client of your own', () => {
     try {
       const store = new EtcdLockStore({ client, keyPrefix: uniquePrefix() });
       const manager = new LockManager({ store });
-      const lock = await manager.acquire('own-client', { ttl: 2000 });
+      // a long ttl: the first acquire also connects the new client, which a loaded machine can make slow
+      const lock = await manager.acquire('own-client', { ttl: 30_000 });
       expect(await manager.isLocked('own-client')).toBe(true);
       await lock.release();
       await manager.close();
