@@ -101,19 +101,18 @@ async function verifyServer(client: RedisClientPort, watched: ConnectionWatch | 
 
 /** Loads every script on `node`; `where` names it in messages, `connection` tells why it cannot be reached. */
 async function loadScripts(node: RedisClientPort, where: string, connection?: ConnectionWatch): Promise<void> {
-  for (const script of STORE_SCRIPTS) {
-    try {
-      await node.script('LOAD', script.lua);
-    } catch (error) {
-      const cause = connection?.causeOf(error) ?? error;
-      const unreachable = describeConnectionFailure(cause, node.options.commandTimeout);
-      if (unreachable !== undefined) {
-        throw redisStoreError(`reach Redis at ${labelOfServer(node)}`, undefined, cause, unreachable);
-      }
-      const detail = /NOPERM/.test(errorMessage(error))
-        ? `the Redis user may not run scripts${where} (${errorMessage(error)}); grant it +evalsha +eval +script|load, or +@scripting`
-        : `${errorMessage(error)}${where}`;
-      throw redisStoreError('load its Lua scripts', undefined, error, detail);
-    }
+  // sent together, one round trip for all: one each made a distant server's startup check last seconds
+  const outcomes = await Promise.allSettled(STORE_SCRIPTS.map((script) => node.script('LOAD', script.lua)));
+  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed === undefined) return;
+  const error: unknown = failed.reason;
+  const cause = connection?.causeOf(error) ?? error;
+  const unreachable = describeConnectionFailure(cause, node.options.commandTimeout);
+  if (unreachable !== undefined) {
+    throw redisStoreError(`reach Redis at ${labelOfServer(node)}`, undefined, cause, unreachable);
   }
+  const detail = /NOPERM/.test(errorMessage(error))
+    ? `the Redis user may not run scripts${where} (${errorMessage(error)}); grant it +evalsha +eval +script|load, or +@scripting`
+    : `${errorMessage(error)}${where}`;
+  throw redisStoreError('load its Lua scripts', undefined, error, detail);
 }

@@ -35,7 +35,8 @@ import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import { evalAfterNoScript, runScript, runScriptBatch } from './script-runner.js';
 import { ACQUIRE, acquireArgs, EXTEND, RELEASE, releaseArgs } from './scripts/index.js';
 import { PASSED_ON } from './scripts/acquire.script.js';
-import { isReleased, passedOnLease } from './scripts/release.script.js';
+import { isReleased, passedOnLease, wasMarked } from './scripts/release.script.js';
+import { isMarkedLease, RELEASE_UNMARKED } from './scripts/release-unmarked.script.js';
 import { PassedOnLeases } from './line/passed-on-leases.js';
 import { redisHealth, verifyRedis } from './redis-checks.js';
 import { isWrongType, pipelineValues, redisStoreError } from './store-error.js';
@@ -85,6 +86,8 @@ export class RedisLockStore implements LockStore {
   private readonly recentKeys = new Map<string, ResourceKeys>();
   /** Keys whose last first ask was refused (as many as RECENT_KEYS): their next first ask is the script. */
   private readonly refusedLately = new Set<string>();
+  /** Keys whose last release found the lease marked by a waiter (as many as RECENT_KEYS): their next is RELEASE. */
+  private readonly markedLately = new Set<string>();
   /** Leases our releases granted straight to waiters elsewhere: a refusal by one of them needs no PTTL. */
   private readonly passedOn = new PassedOnLeases();
   private readonly replicas = new ReplicaConfirmation({
@@ -197,31 +200,22 @@ export class RedisLockStore implements LockStore {
 
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
-    // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
-    // lingering after a wait, and must not hold the key back from us
-    const ownListeners = this.line ? UNCOUNTED_LISTENERS : this.subscriber?.isListening(keys.channel) ? 1 : 0;
-    // one literal, no spread: this is the uncontended path
-    const args = releaseArgs(token, {
-      channel: keys.channel,
-      publish: this.publishCommand,
-      owner: this.owner,
-      handoffWindow: this.handoffWindow,
-      ownListeners,
-    });
-    let reply: unknown;
-    const sentAt = performance.now();
-    // EVALSHA straight on the client (the uncontended path); a forgotten script runs again by EVAL
-    try {
-      reply = await this.client.evalsha(RELEASE.sha, 3, keys.lock, keys.fence, keys.line, ...args);
-    } catch (error) {
-      const scriptKeys = [keys.lock, keys.fence, keys.line];
-      reply = await this.run('release', key, keys, () =>
-        evalAfterNoScript(this.client, RELEASE, { keys: scriptKeys, args, error }),
-      );
+    if (!this.markedLately.has(key)) {
+      let reply: unknown;
+      // EVALSHA straight on the client (the uncontended path); a forgotten script runs again by EVAL
+      try {
+        reply = await this.client.evalsha(RELEASE_UNMARKED.sha, 1, keys.lock, token);
+      } catch (error) {
+        reply = await this.run('release', key, keys, () =>
+          evalAfterNoScript(this.client, RELEASE_UNMARKED, { keys: [keys.lock], args: [token], error }),
+        );
+      }
+      if (!isMarkedLease(reply)) return isOne(reply);
+      // still ours, and waited for: the full release passes it on, and so does the next of this key at once
+      if (this.markedLately.size >= RECENT_KEYS) this.markedLately.clear();
+      this.markedLately.add(key);
     }
-    const passed = passedOnLease(reply);
-    if (passed) this.passedOn.passed(key, passed, sentAt);
-    return isReleased(reply);
+    return this.releaseToWaiters(key, keys, token);
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
@@ -302,6 +296,35 @@ export class RedisLockStore implements LockStore {
     await Promise.all([this.subscriber?.close(), this.capabilities.permits.close()]);
     if (this.options.ownsClient) await closeClient(this.client);
     this.connection?.stop();
+  }
+
+  /** Releases a lease waiters may have marked: tells them, or grants it straight to the first in line (RELEASE). */
+  private async releaseToWaiters(key: string, keys: ResourceKeys, token: string): Promise<boolean> {
+    // with the line on, every waiting process stands in it: listeners beyond our own are only subscriptions
+    // lingering after a wait, and must not hold the key back from us
+    const ownListeners = this.line ? UNCOUNTED_LISTENERS : this.subscriber?.isListening(keys.channel) ? 1 : 0;
+    const args = releaseArgs(token, {
+      channel: keys.channel,
+      publish: this.publishCommand,
+      owner: this.owner,
+      handoffWindow: this.handoffWindow,
+      ownListeners,
+    });
+    let reply: unknown;
+    const sentAt = performance.now();
+    try {
+      reply = await this.client.evalsha(RELEASE.sha, 3, keys.lock, keys.fence, keys.line, ...args);
+    } catch (error) {
+      const scriptKeys = [keys.lock, keys.fence, keys.line];
+      reply = await this.run('release', key, keys, () =>
+        evalAfterNoScript(this.client, RELEASE, { keys: scriptKeys, args, error }),
+      );
+    }
+    const passed = passedOnLease(reply);
+    if (passed) this.passedOn.passed(key, passed, sentAt);
+    // a lease nobody marked: the spell of waiting is over, the next release of this key tries the short one
+    if (!wasMarked(reply)) this.markedLately.delete(key);
+    return isReleased(reply);
   }
 
   /**

@@ -26,6 +26,7 @@ import { verifyNodes } from './redlock-verify.js';
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { runScript } from '../redis/script-runner.js';
 import { ACQUIRE, acquireArgs, RELEASE, releaseArgs } from '../redis/scripts/index.js';
+import { isReleased } from '../redis/scripts/release.script.js';
 import { LINE_MODE } from '../redis/line/line-protocol.js';
 
 export type { RedlockNode } from './redlock-nodes.js';
@@ -159,9 +160,9 @@ export class RedlockStore implements LockStore {
     const replies = await this.nodes.round(
       (client, index) =>
         runScript(client, RELEASE, [keys.lock, keys.fence, keys.line], this.releaseArgs(keys, token, index)),
-      (sofar) => countAnswers(sofar, isOne) >= this.quorum,
+      (sofar) => countAnswers(sofar, isReleased) >= this.quorum,
     );
-    if (countAnswers(replies, isOne) >= this.quorum) return true;
+    if (countAnswers(replies, isReleased) >= this.quorum) return true;
     if (countAnswers(replies) < this.quorum) throw this.nodes.noQuorum('release', key, replies);
     return false;
   }

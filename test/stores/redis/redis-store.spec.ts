@@ -12,7 +12,13 @@ import type { LockStore } from '../../../lib/interfaces/lock-store.interface.js'
 import { clockDrift, type Lock } from '../../../lib/core/lock.js';
 import { LockManager, type LockManagerOptions } from '../../../lib/core/lock-manager.js';
 import { RedisLockStore, type RedisLockStoreOptions } from '../../../lib/stores/redis/redis.store.js';
-import { ACQUIRE, ALL_SCRIPTS, EXTEND_MANY, RELEASE } from '../../../lib/stores/redis/scripts/index.js';
+import {
+  ACQUIRE,
+  ALL_SCRIPTS,
+  EXTEND_MANY,
+  RELEASE,
+  RELEASE_UNMARKED,
+} from '../../../lib/stores/redis/scripts/index.js';
 import { resourceKeys } from '../../../lib/stores/redis/resource-keys.js';
 import { encodeHolder } from '../../../lib/core/lock-holder.js';
 import { newToken } from '../../../lib/utils/token.js';
@@ -424,6 +430,51 @@ describe('RedisLockStore acquire cost', () => {
     // a caller that does not wait leaves no mark: the holder's release stays one GET and one DEL
     expect(await admin.get(names('busy').lock)).toMatch(/^[0-9a-f]{32}\n/);
     await lock.release();
+  });
+
+  it('releases an unmarked lease by its lock key alone, and a marked one by the full release until nobody marks it', async () => {
+    const client = connect();
+    const holder = redisStore(client);
+    const waiter = redisStore();
+    const scripts = new Map([
+      [RELEASE_UNMARKED.sha, 'unmarked'],
+      [RELEASE.sha, 'full'],
+    ]);
+    const sent: Array<{ script: string | undefined; keys: unknown }> = [];
+    const evalsha = client.evalsha.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    (client as unknown as Record<string, unknown>).evalsha = (...args: unknown[]) => {
+      sent.push({ script: scripts.get(String(args[0])), keys: args[1] });
+      return evalsha(...args);
+    };
+    const cycle = async (marked: boolean) => {
+      const token = newToken();
+      expect((await holder.acquire({ key: 'spell', token, ttl: 10_000, fencing: false })).acquired).toBe(true);
+      if (marked) {
+        const waiting = { again: false, ttl: 10_000, next: true };
+        const request = { key: 'spell', token: newToken(), ttl: 10_000, fencing: false, waiting };
+        expect((await waiter.acquire(request)).acquired).toBe(false);
+        expect(await admin.get(names('spell').lock)).toMatch(/^!/);
+      }
+      sent.length = 0;
+      expect(await holder.release('spell', token)).toBe(true);
+      // whatever the script, the lease is gone or passed on: never left with the releaser's token
+      expect(String(await admin.get(names('spell').lock))).not.toContain(token);
+      return sent.map(({ script, keys }) => `${script}/${String(keys)}`);
+    };
+    // nobody waits: one script on the lock key alone
+    expect(await cycle(false)).toEqual(['unmarked/1']);
+    // a waiter marked it: the short script leaves it, the full one passes it on
+    expect(await cycle(true)).toEqual(['unmarked/1', 'full/3']);
+    // the key is waited for lately: its next release is the full one at once
+    expect(await cycle(true)).toEqual(['full/3']);
+    // a full release that found no mark ends the spell
+    expect(await cycle(false)).toEqual(['full/3']);
+    expect(await cycle(false)).toEqual(['unmarked/1']);
+    // a lease no longer ours is not released by either
+    const token = newToken();
+    await holder.acquire({ key: 'spell', token, ttl: 10_000, fencing: false });
+    await admin.del(names('spell').lock);
+    expect(await holder.release('spell', token)).toBe(false);
   });
 
   it('sends a waiting caller of a key refused at its last first ask straight to the script, until the key is granted again', async () => {

@@ -7,15 +7,17 @@ import { RELEASE_TO_WAITERS_LUA } from '../line/release-to-waiters.lua.js';
 
 /**
  * Releases the lease only while the token holds it. An unmarked lease nobody waited for is one DEL; a marked
- * one tells its waiters in the same step (release-to-waiters.lua.ts).
+ * one tells its waiters in the same step (release-to-waiters.lua.ts). A store that expects no waiter tries
+ * RELEASE_UNMARKED first (release-unmarked.script.ts), which needs none of the arguments below.
  *
  * KEYS: 1 lock, 2 fence, 3 line.
  * ARGV: 1 token; 2 channel; 3 publish command ('PUBLISH', 'SPUBLISH' or '' for none); 4 owner id; 5 hand-off
  * window ms; 6 how many listeners of the notice may hear it before the key is held back from the releaser
  * (its own subscriber: 0 or 1; with the line on, every waiter is in the line, so a huge number: subscribers
  * that linger after their wait must not hold the key back).
- * Returns 1 when released, 0 when the lease was not ours any more, {1, token, ttl ms} when released and granted
- * straight to the waiter of that token (see {@link isReleased}).
+ * Returns 0 when the lease was not ours any more, 1 when released and nobody had marked it, 2 when released and
+ * its waiters told, {2, token, ttl ms} when released and granted straight to the waiter of that token (see
+ * {@link isReleased} and {@link wasMarked}).
  */
 export const RELEASE = luaScript(
   'release',
@@ -30,8 +32,8 @@ local granted, ttl = releaseToWaiters({
   lock = KEYS[1], fence = KEYS[2], line = KEYS[3],
   channel = ARGV[2], publish = ARGV[3], owner = ARGV[4], window = ARGV[5], ownListeners = ARGV[6],
 })
-if granted then return {1, granted, ttl} end
-return 1
+if granted then return {2, granted, ttl} end
+return 2
 `,
 );
 
@@ -62,7 +64,12 @@ export interface PassedOnLease {
 
 /** Whether a reply of {@link RELEASE} says the lease was released (whether or not it was passed on). */
 export function isReleased(reply: unknown): boolean {
-  return Array.isArray(reply) ? isOne(reply[0]) : isOne(reply);
+  return Array.isArray(reply) || isOne(reply) || wasMarked(reply);
+}
+
+/** Whether a reply of {@link RELEASE} says a waiter had marked the lease it released: others want the key. */
+export function wasMarked(reply: unknown): boolean {
+  return Array.isArray(reply) || Number(reply) === 2;
 }
 
 /** The lease a reply of {@link RELEASE} says it granted to a waiter elsewhere, if it did. */
