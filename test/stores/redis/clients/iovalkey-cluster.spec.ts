@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { Test } from '@nestjs/testing';
 import type { INestApplication } from '@nestjs/common';
-import { LockModule, LockService } from '../../../../lib/index.js';
+import { LockService } from '../../../../lib/index.js';
 import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { channelListeners } from '../../../support/channel-listeners.js';
 import { iovalkeyCluster } from '../../../support/client-stores.js';
 import { useClusterRoom } from '../../../support/cluster-room.js';
+import { bootLockApp } from '../../../support/lock-app.js';
 import { clusterKind } from '../../../support/stores.js';
 
 /** A waiter's backoff: a wake-up sooner than this came from the release notice. */
@@ -16,11 +16,7 @@ describe('an iovalkey Cluster given to the module (no shardedSubscribers)', () =
   const { cleanups } = room;
 
   const boot = async (client: unknown): Promise<INestApplication> => {
-    const ref = await Test.createTestingModule({
-      imports: [LockModule.forRoot({ redis: client as never, keyPrefix: room.keyPrefix })],
-    }).compile();
-    const app = ref.createNestApplication({ logger: false });
-    await app.init();
+    const app = await bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
     cleanups.push(() => app.close());
     return app;
   };

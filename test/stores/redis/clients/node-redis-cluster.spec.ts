@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { Test } from '@nestjs/testing';
 import { LockConfigurationError } from '../../../../lib/errors/lock-configuration.error.js';
-import { LockModule, LockService } from '../../../../lib/index.js';
+import { LockService } from '../../../../lib/index.js';
 import { RedisLockStore } from '../../../../lib/stores/redis/redis.store.js';
 import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { ALL_SCRIPTS } from '../../../../lib/stores/redis/scripts/index.js';
 import { channelListeners } from '../../../support/channel-listeners.js';
 import { nodeRedisCluster, type NodeRedisClient } from '../../../support/client-stores.js';
 import { useClusterRoom } from '../../../support/cluster-room.js';
+import { bootLockApp } from '../../../support/lock-app.js';
 import { clusterKind } from '../../../support/stores.js';
 
 describe.each([6, 5] as const)('a node-redis %i createCluster() given to the module', (major) => {
@@ -48,14 +48,7 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
   });
 
   it('wakes a waiter on another cluster by a sharded notice, and leaves the cluster open after app.close()', async () => {
-    const boot = async (client: NodeRedisClient) => {
-      const ref = await Test.createTestingModule({
-        imports: [LockModule.forRoot({ redis: client as never, keyPrefix: room.keyPrefix })],
-      }).compile();
-      const app = ref.createNestApplication({ logger: false });
-      await app.init();
-      return app;
-    };
+    const boot = (client: NodeRedisClient) => bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
     const holderCluster = await cluster();
     const [holder, waiter] = [await boot(holderCluster), await boot(await cluster())];
     try {
