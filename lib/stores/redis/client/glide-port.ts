@@ -9,7 +9,7 @@ import {
 import { fromGlideError } from './glide-error.js';
 import { readClusterSlots, UNKNOWN_TOPOLOGY, type ClusterTopology, type NodeAddress } from './glide-topology.js';
 import { CommandPort } from './command-port.js';
-import type { QueuedCommand } from './node-redis-pipeline.js';
+import type { QueuedCommand } from './command-pipeline.js';
 
 /** How long a subscription may take to be confirmed before the waiter falls back to its backoff, in ms. */
 const SUBSCRIBE_TIMEOUT = 5000;
