@@ -127,6 +127,36 @@ describe('a Valkey GLIDE client of your own', () => {
     }
   });
 
+  it('sends a command cut with its GLIDE connection once more, as ioredis does, instead of failing it', async () => {
+    const name = `cut${process.pid}`;
+    const client = await glideClient(testRedisUrl(), name);
+    opened.push(client);
+    const keyPrefix = uniquePrefix();
+    const app = await bootLockApp({ redis: client, keyPrefix });
+    const admin2 = new Redis(testRedisUrl());
+    try {
+      const locks = app.get(LockService);
+      await locks.acquire('warm').then((lock) => lock.release());
+      const ids = await connectionIds(admin, name);
+      // the server runs a 200 ms script for another client: the acquires below are written and wait unanswered,
+      // and the kill, queued behind them, drops the connection before their answers are written
+      const busy =
+        "local s = redis.call('TIME'); repeat local t = redis.call('TIME') until (t[1] - s[1]) * 1e6 + t[2] - s[2] > 200000";
+      const blocking = admin2.eval(busy, 0);
+      await sleep(20);
+      const acquires = Array.from({ length: 5 }, (_, index) => locks.acquire(`cut:${index}`, { ttl: 10_000 }));
+      await sleep(20);
+      await Promise.all([blocking, ...ids.map((id) => admin.client('KILL', 'ID', id))]);
+      const outcomes = await Promise.allSettled(acquires);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(acquires.map(() => 'fulfilled'));
+      for (const outcome of outcomes)
+        if (outcome.status === 'fulfilled') expect(await outcome.value.release()).toBe(true);
+    } finally {
+      await admin2.quit();
+      await app.close();
+    }
+  });
+
   it('wakes a GLIDE waiter whose connections were killed while it waited, once the holder releases', async () => {
     const name = `waiter${process.pid}`;
     const client = await glideClient(testRedisUrl(), name);
