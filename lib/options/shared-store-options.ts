@@ -16,6 +16,19 @@ export const SHARED_STORE_OPTIONS = [
 /** One of {@link SHARED_STORE_OPTIONS}. */
 export type SharedStoreOption = (typeof SHARED_STORE_OPTIONS)[number];
 
+/**
+ * What to tell a user who gives one of `names` inside a family's own options: it is a module option, shown
+ * beside `family` as the module options take it (e.g. `'etcd: { hosts }'`).
+ */
+export function moduleOptionAdvice(
+  names: readonly SharedStoreOption[],
+  family: string,
+): Readonly<Record<string, string>> {
+  return Object.fromEntries(
+    names.map((name) => [name, `it is a module option: LockModule.forRoot({ ${name}, ${family} })`]),
+  );
+}
+
 /** The shared options the module options give, as a store's own options take them. */
 export type SharedStoreOptions = Pick<LockModuleOptions, SharedStoreOption>;
 

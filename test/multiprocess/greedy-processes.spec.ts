@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startChild, type ChildHandle } from '../support/child-process.js';
-import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+import { useProcessRoom } from '../support/process-room.js';
+import { testRedisUrl } from '../support/stores.js';
 
 const worker = fileURLToPath(new URL('./greedy-worker.ts', import.meta.url));
 const KEY = 'greedy';
@@ -11,24 +11,13 @@ const PROCESSES = 8;
 const SECTIONS = 40;
 
 describe('8 greedy processes on one key, handing it over through the line in Redis', () => {
-  let prefix: string;
-  let admin: Redis;
-  const children: ChildHandle[] = [];
-
-  beforeEach(() => {
-    prefix = uniquePrefix();
-    admin = new Redis(testRedisUrl());
-  });
-
-  afterEach(async () => {
-    await Promise.all(children.splice(0).map((child) => child.kill()));
-    await admin.quit();
-  });
+  const room = useProcessRoom();
+  const { children } = room;
 
   function start(env: Record<string, string> = {}): ChildHandle {
     const child = startChild(worker, {
       REDIS_URL: testRedisUrl(),
-      KEY_PREFIX: prefix,
+      KEY_PREFIX: room.prefix,
       KEY,
       SECTIONS: String(SECTIONS),
       ...env,
@@ -42,13 +31,13 @@ describe('8 greedy processes on one key, handing it over through the line in Red
     await Promise.all(workers.map((child) => child.waitFor('ready', 30_000)));
     // a process that stands in the line, then dies there: the others must not wait a ttl for it
     const doomed = start({ WAIT_ONLY: '1' });
-    const holder = await admin.set(resourceKeys(prefix, KEY).lock, 'held-by-the-test', 'PX', 60_000);
+    const holder = await room.admin.set(resourceKeys(room.prefix, KEY).lock, 'held-by-the-test', 'PX', 60_000);
     expect(holder).toBe('OK');
     await doomed.waitFor('asked', 30_000);
-    const line = resourceKeys(prefix, KEY).line;
-    while ((await admin.llen(line)) === 0) await sleep(5);
+    const line = resourceKeys(room.prefix, KEY).line;
+    while ((await room.admin.llen(line)) === 0) await sleep(5);
     await doomed.kill();
-    await admin.del(resourceKeys(prefix, KEY).lock);
+    await room.admin.del(resourceKeys(room.prefix, KEY).lock);
 
     for (const child of workers) child.send('go');
     await Promise.all(workers.map((child) => child.waitFor('done', 60_000)));

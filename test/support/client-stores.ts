@@ -254,52 +254,89 @@ export function nodeRedisClusterKind(major: NodeRedisMajor): StoreKind {
   };
 }
 
+/** How the tests make and close the Cluster clients of one client library. */
+interface ClusterClientLibrary<Client> {
+  /** The library, as the kinds' names say it. */
+  readonly name: string;
+  /** A connected client on the Cluster whose nodes include `seeds`. */
+  connect(seeds: ReadonlyArray<{ host: string; port: number }>): Promise<Client>;
+  /** Closes a client the test made (the store never closes a client it did not make). */
+  close(client: Client): unknown;
+}
+
+/**
+ * The store kind and the permit kind on the Cluster clients of one library, over the Cluster of
+ * {@link clusterKind}: ioredis `Cluster`s delete leases behind the stores and run the permit contract's
+ * children, so replies and notices cross client libraries.
+ */
+function clusterClientKinds<Client>(library: ClusterClientLibrary<Client>): {
+  readonly store: StoreKind;
+  readonly permits: PermitStoreKind;
+} {
+  const connect = async (count: number) => {
+    const seeds = (await clusterKind.cluster()).startupNodes;
+    const clients = await Promise.all(Array.from({ length: count }, () => library.connect(seeds)));
+    const disconnect = () => Promise.all(clients.map((client) => library.close(client)));
+    // the store takes any client of a known shape; the port, not the type, tells them apart
+    return { seeds, clients: clients as never[], disconnect };
+  };
+  return {
+    store: {
+      name: `RedisLockStore on a Redis Cluster through ${library.name}`,
+      async create() {
+        const keyPrefix = uniquePrefix();
+        const { clients, disconnect } = await connect(2);
+        const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], await clusterKind.client());
+        return {
+          ...pair,
+          async close() {
+            await pair.close();
+            await disconnect();
+          },
+        };
+      },
+    },
+    permits: {
+      name: `RedisPermitStore on a Redis Cluster through ${library.name}`,
+      async create(options = {}) {
+        const keyPrefix = uniquePrefix();
+        const { seeds, clients, disconnect } = await connect(3);
+        const pair = redisPermitPair(
+          keyPrefix,
+          [clients[0], clients[1], clients[2], await clusterKind.client()],
+          { CLUSTER_NODES: JSON.stringify(seeds), KEY_PREFIX: keyPrefix },
+          options,
+        );
+        return {
+          ...pair,
+          async close() {
+            await pair.close();
+            await disconnect();
+          },
+        };
+      },
+    },
+  };
+}
+
+/** Valkey GLIDE's `GlideClusterClient`s. */
+const glideClusterClients = clusterClientKinds<GlideClusterClient>({
+  name: 'Valkey GLIDE',
+  connect: glideClusterClient,
+  close: (client) => client.close(),
+});
+
 /**
  * Two RedisLockStores on `GlideClusterClient`s of the Cluster of {@link clusterKind} (start it in `beforeAll`,
  * stop it in `afterAll`); an ioredis `Cluster` deletes leases behind them.
  */
-export const glideClusterKind: StoreKind = {
-  name: 'RedisLockStore on a Redis Cluster through Valkey GLIDE',
-  async create() {
-    const keyPrefix = uniquePrefix();
-    const seeds = (await clusterKind.cluster()).startupNodes;
-    const clients = await Promise.all([glideClusterClient(seeds), glideClusterClient(seeds)]);
-    const pair = redisStorePair(keyPrefix, [clients[0], clients[1]], await clusterKind.client());
-    return {
-      ...pair,
-      async close() {
-        await pair.close();
-        closeGlideClients(clients);
-      },
-    };
-  },
-};
+export const glideClusterKind: StoreKind = glideClusterClients.store;
 
 /**
  * Permit stores and their mutex store on `GlideClusterClient`s of the Cluster of {@link clusterKind} (start it
  * in `beforeAll`, stop it in `afterAll`); the children run on ioredis `Cluster`s.
  */
-export const glideClusterPermitKind: PermitStoreKind = {
-  name: 'RedisPermitStore on a Redis Cluster through Valkey GLIDE',
-  async create(options = {}) {
-    const keyPrefix = uniquePrefix();
-    const seeds = (await clusterKind.cluster()).startupNodes;
-    const clients = await Promise.all([0, 1, 2].map(() => glideClusterClient(seeds)));
-    const pair = redisPermitPair(
-      keyPrefix,
-      [clients[0], clients[1], clients[2], await clusterKind.client()],
-      { CLUSTER_NODES: JSON.stringify(seeds), KEY_PREFIX: keyPrefix },
-      options,
-    );
-    return {
-      ...pair,
-      async close() {
-        await pair.close();
-        closeGlideClients(clients);
-      },
-    };
-  },
-};
+export const glideClusterPermitKind: PermitStoreKind = glideClusterClients.permits;
 
 /**
  * A connected iovalkey `Cluster` on the Cluster of {@link clusterKind}: iovalkey has no `shardedSubscribers`,
@@ -315,48 +352,21 @@ export async function iovalkeyCluster(): Promise<ValkeyCluster> {
   return cluster;
 }
 
+/** iovalkey's `Cluster`s. */
+const iovalkeyClusters = clusterClientKinds<ValkeyCluster>({
+  name: 'iovalkey',
+  connect: () => iovalkeyCluster(),
+  close: (cluster) => cluster.quit(),
+});
+
 /**
  * Two RedisLockStores on iovalkey `Cluster`s of the Cluster of {@link clusterKind} (start it in `beforeAll`,
  * stop it in `afterAll`); an ioredis `Cluster` deletes leases behind them.
  */
-export const iovalkeyClusterKind: StoreKind = {
-  name: 'RedisLockStore on a Redis Cluster through iovalkey',
-  async create() {
-    const keyPrefix = uniquePrefix();
-    const clusters = await Promise.all([iovalkeyCluster(), iovalkeyCluster()]);
-    const pair = redisStorePair(keyPrefix, [clusters[0] as never, clusters[1] as never], await clusterKind.client());
-    return {
-      ...pair,
-      async close() {
-        await pair.close();
-        await Promise.all(clusters.map((cluster) => cluster.quit()));
-      },
-    };
-  },
-};
+export const iovalkeyClusterKind: StoreKind = iovalkeyClusters.store;
 
 /**
  * Permit stores and their mutex store on iovalkey `Cluster`s of the Cluster of {@link clusterKind} (start it in
  * `beforeAll`, stop it in `afterAll`); the children run on ioredis `Cluster`s, so their notices cross clients.
  */
-export const iovalkeyClusterPermitKind: PermitStoreKind = {
-  name: 'RedisPermitStore on a Redis Cluster through iovalkey',
-  async create(options = {}) {
-    const keyPrefix = uniquePrefix();
-    const seeds = (await clusterKind.cluster()).startupNodes;
-    const clusters = await Promise.all([0, 1, 2].map(() => iovalkeyCluster()));
-    const pair = redisPermitPair(
-      keyPrefix,
-      [clusters[0] as never, clusters[1] as never, clusters[2] as never, await clusterKind.client()],
-      { CLUSTER_NODES: JSON.stringify(seeds), KEY_PREFIX: keyPrefix },
-      options,
-    );
-    return {
-      ...pair,
-      async close() {
-        await pair.close();
-        await Promise.all(clusters.map((cluster) => cluster.quit()));
-      },
-    };
-  },
-};
+export const iovalkeyClusterPermitKind: PermitStoreKind = iovalkeyClusters.permits;

@@ -49,6 +49,11 @@ export interface StoreKind {
    */
   readonly fences?: 'clock' | 'revision';
   /**
+   * The clock, in microseconds, a store's clock fences are floored by: the memory store reads the wall clock
+   * through the monotonic one (a step of the machine's clock does not move it). @default the wall clock
+   */
+  fenceClock?(): number;
+  /**
    * The lease of the suite's mass-renewal test, in ms: a store whose every renewal is a consensus write of
    * several servers (etcd) can miss renewals for over 2 s on a machine with both cores busy. @default 3000
    */
@@ -79,6 +84,7 @@ export function uniquePrefix(): string {
 
 export const memoryKind: StoreKind = {
   name: 'MemoryLockStore',
+  fenceClock: () => (performance.timeOrigin + performance.now()) * 1000,
   async create() {
     const store = new MemoryLockStore();
     const memory = store as unknown as {

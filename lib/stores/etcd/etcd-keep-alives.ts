@@ -1,22 +1,35 @@
-import type { EtcdDuplexStream, EtcdKeepAlive, Etcd3Client } from './etcd-client.js';
+import { performance } from 'node:perf_hooks';
+import type { EtcdDuplexStream, EtcdKeepAlive } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
-import { openOnCurrentMember } from './member-stream.js';
+import { openOnCurrentMember, type MemberStream } from './member-stream.js';
 
-type Stream = EtcdDuplexStream<{ ID: string }, EtcdKeepAlive> & { member?: Etcd3Client };
+type Stream = MemberStream<EtcdDuplexStream<{ ID: string }, EtcdKeepAlive>>;
 
 interface Pending {
   readonly settle: (outcome: number | Error) => void;
 }
 
 /**
- * The store's one keep-alive stream, shared by every lease it renews: a batch of renewals is written at once
- * and its answers matched by lease id. An answer that does not come within `timeout` fails its renewal and
- * resets the stream (a stream can stay open while its member no longer answers: nothing is believed from
- * it after that) and moves the store to the next member; the next batch opens a new stream there.
+ * Streams a batch of renewals is spread over. A member answers the keep-alives of one stream one after
+ * another, and a follower forwards each to the leader and waits: 200 renewals on one stream of a busy
+ * cluster took longer than a renewal may wait, while the same member answered each stream in parallel.
+ */
+export const KEEP_ALIVE_LANES = 4;
+
+/**
+ * The store's keep-alive streams ("lanes", on one member), shared by every lease it renews: a batch of
+ * renewals is written at once, spread over the lanes, and its answers matched by lease id. When the member
+ * answers nothing for `timeout` while renewals wait, they fail and the lanes are reset (a stream can stay
+ * open while its member no longer answers: nothing is believed from it after that) and the store moves to
+ * the next member; the next batch opens new lanes there. A member that answers slowly is not quiet: its
+ * renewals keep waiting (the renewal scheduler still reports a lease lost when its validity runs out), as
+ * failing them would only send the same renewals again, to a member no less busy.
  */
 export class EtcdKeepAlives {
-  private stream?: Promise<Stream>;
+  private lanes?: Promise<Stream[]>;
   private readonly pending = new Map<string, Pending[]>();
+  /** When the open lanes last answered a renewal (`performance.now()`). */
+  private answeredAt = -Infinity;
   private closed = false;
 
   constructor(
@@ -26,25 +39,32 @@ export class EtcdKeepAlives {
 
   /**
    * Renews each lease once: resolves, per lease, its TTL in seconds from now (`0`: the lease no longer
-   * exists), or the error that kept the answer from coming within `timeout` ms (default: the store's).
+   * exists), or the error met when the member answered nothing for `timeout` ms (default: the store's).
    */
   async renew(ids: readonly string[], timeout = this.timeout): Promise<Array<number | Error>> {
     if (ids.length === 0) return [];
-    let stream: Stream;
+    let lanes: Stream[];
     try {
       if (this.closed) throw new Error('the store is closed');
-      stream = await this.open();
+      lanes = await this.open();
     } catch (error) {
       return ids.map(() => asError(error));
     }
+    const sentAt = performance.now();
     const answers = ids.map(
       (id) =>
         new Promise<number | Error>((resolve) => {
-          const timer = setTimeout(() => {
-            settle(new Error(`no keep-alive answer within ${timeout} ms`));
-            // nothing more is believed from a stream that went quiet
-            this.reset(stream, new Error('the keep-alive stream went quiet'));
-          }, timeout);
+          let timer: NodeJS.Timeout;
+          const watch = (wait: number): void => {
+            timer = setTimeout(() => {
+              const quietFor = performance.now() - Math.max(sentAt, this.answeredAt);
+              if (quietFor < timeout) return watch(timeout - quietFor);
+              settle(new Error(`no keep-alive answer within ${timeout} ms`));
+              // nothing more is believed from lanes that went quiet
+              this.reset(lanes, new Error('the keep-alive stream went quiet'));
+            }, wait);
+          };
+          watch(timeout);
           const entry: Pending = {
             settle: (outcome) => {
               clearTimeout(timer);
@@ -61,57 +81,79 @@ export class EtcdKeepAlives {
           else this.pending.set(id, [entry]);
         }),
     );
-    for (const id of ids) stream.write({ ID: id });
+    ids.forEach((id, index) => lanes[index % lanes.length].write({ ID: id }));
     return Promise.all(answers);
   }
 
-  /** Ends the stream and fails what still waits on it. */
+  /** Ends the lanes and fails what still waits on them. */
   close(): void {
     this.closed = true;
-    const stream = this.stream;
-    this.stream = undefined;
-    void stream?.then(
+    const lanes = this.lanes;
+    this.lanes = undefined;
+    void lanes?.then(
       (open) => this.failAll(open, new Error('the store is closed')),
       () => undefined,
     );
   }
 
-  private open(): Promise<Stream> {
-    if (this.stream) return this.stream;
-    const opening = this.members().then((members) =>
-      openOnCurrentMember(members, async (member) => (await member.leaseClient.leaseKeepAlive()) as Stream),
-    );
-    this.stream = opening;
+  private open(): Promise<Stream[]> {
+    if (this.lanes) return this.lanes;
+    const opening = this.members().then(async (members) => {
+      // every lane on the same member: opened in one turn, before any await, so they cannot straddle a move
+      const opened = Array.from({ length: KEEP_ALIVE_LANES }, () =>
+        openOnCurrentMember(members, async (member) => (await member.leaseClient.leaseKeepAlive()) as Stream),
+      );
+      const settled = await Promise.allSettled(opened);
+      const lanes = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      const failure = settled.find((outcome) => outcome.status === 'rejected');
+      if (failure) {
+        cancelAll(lanes);
+        throw failure.reason;
+      }
+      return lanes;
+    });
+    this.lanes = opening;
     opening.then(
-      (stream) => {
-        stream.on('data', (answer) => this.pending.get(String(answer.ID))?.[0]?.settle(Number(answer.TTL)));
-        stream.on('error', (error) => this.reset(stream, error));
-        stream.on('end', () => this.reset(stream, new Error('the keep-alive stream ended')));
+      (lanes) => {
+        for (const lane of lanes) {
+          lane.on('data', (answer) => {
+            this.answeredAt = performance.now();
+            this.pending.get(String(answer.ID))?.[0]?.settle(Number(answer.TTL));
+          });
+          lane.on('error', (error) => this.reset(lanes, error));
+          lane.on('end', () => this.reset(lanes, new Error('the keep-alive stream ended')));
+        }
       },
       () => {
-        if (this.stream === opening) this.stream = undefined;
+        if (this.lanes === opening) this.lanes = undefined;
       },
     );
     return opening;
   }
 
-  private reset(stream: Stream, error: Error): void {
-    void this.stream?.then(
+  private reset(lanes: Stream[], error: Error): void {
+    void this.lanes?.then(
       (current) => {
-        if (current !== stream) return;
-        this.stream = undefined;
-        this.failAll(stream, error);
-        const { member } = stream;
+        if (current !== lanes) return;
+        this.lanes = undefined;
+        this.failAll(lanes, error);
+        const { member } = lanes[0];
         if (!this.closed && member) void this.members().then((members) => members.failed(member));
       },
       () => undefined,
     );
   }
 
-  private failAll(stream: Stream, error: Error): void {
+  private failAll(lanes: Stream[], error: Error): void {
     for (const queue of [...this.pending.values()]) for (const entry of [...queue]) entry.settle(error);
+    cancelAll(lanes);
+  }
+}
+
+function cancelAll(lanes: readonly Stream[]): void {
+  for (const lane of lanes) {
     try {
-      stream.cancel();
+      lane.cancel();
     } catch {
       // a stream that already failed has nothing left to cancel
     }

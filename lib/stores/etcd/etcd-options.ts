@@ -4,25 +4,31 @@ import { validateInteger, validateKeyPrefix } from '../../options/validate-optio
 import { checkOptionsObject, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import type { Etcd3Client } from './etcd-client.js';
 import type { EtcdLockStoreOptions } from '../../interfaces/etcd-store-options.interface.js';
+import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
 
 export type { Etcd3ClientLike, EtcdLockStoreOptions } from '../../interfaces/etcd-store-options.interface.js';
 
 /** The least ttl, in ms, the etcd store grants: etcd counts leases in whole seconds. */
 export const MIN_ETCD_TTL = 1000;
 
+/** The store's options that the module's `etcd` option takes: all but `keyPrefix`, which the module sets. */
+export const MODULE_ETCD_OPTION_NAMES = {
+  hosts: true,
+  client: true,
+  auth: true,
+  credentials: true,
+  timeout: true,
+  sessionTtl: true,
+} as const satisfies OptionNames<NonNullable<LockModuleOptions['etcd']>>;
+
+/** Where etcd members go when given under another name. */
+export const ETCD_MEMBERS_ELSEWHERE = { nodes: 'etcd members go in "hosts"', endpoints: 'etcd members go in "hosts"' };
+
 /** `EtcdLockStore` constructor options. */
 const ETCD_STORE_OPTIONS: OptionsKind = {
   title: 'EtcdLockStore options',
-  names: {
-    hosts: true,
-    client: true,
-    auth: true,
-    credentials: true,
-    keyPrefix: true,
-    timeout: true,
-    sessionTtl: true,
-  } as const satisfies OptionNames<EtcdLockStoreOptions>,
-  elsewhere: { nodes: 'etcd members go in "hosts"', endpoints: 'etcd members go in "hosts"' },
+  names: { ...MODULE_ETCD_OPTION_NAMES, keyPrefix: true } as const satisfies OptionNames<EtcdLockStoreOptions>,
+  elsewhere: ETCD_MEMBERS_ELSEWHERE,
 };
 
 /** Options with their defaults, checked. */

@@ -1,10 +1,16 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
 import type { StoreFamily } from '../../interfaces/store-family.interface.js';
-import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
-import { refuseSharedOptions } from '../../options/shared-store-options.js';
+import { checkOptionNames, type OptionsKind } from '../../options/option-names.js';
+import { moduleOptionAdvice, refuseSharedOptions } from '../../options/shared-store-options.js';
 import { EtcdLockStore } from './etcd-lock-store.js';
-import { MIN_ETCD_TTL, resolveEtcdOptions, type EtcdLockStoreOptions } from './etcd-options.js';
+import {
+  ETCD_MEMBERS_ELSEWHERE,
+  MIN_ETCD_TTL,
+  MODULE_ETCD_OPTION_NAMES,
+  resolveEtcdOptions,
+  type EtcdLockStoreOptions,
+} from './etcd-options.js';
 
 /** An etcd store the module creates: the store's options with the module's `keyPrefix`, checked. */
 export interface EtcdStorePlan {
@@ -15,19 +21,8 @@ export interface EtcdStorePlan {
 /** The module's `etcd` option: the store's options without `keyPrefix`, which the module sets. */
 const MODULE_ETCD_OPTIONS: OptionsKind = {
   title: 'etcd options',
-  names: {
-    hosts: true,
-    client: true,
-    auth: true,
-    credentials: true,
-    timeout: true,
-    sessionTtl: true,
-  } as const satisfies OptionNames<NonNullable<LockModuleOptions['etcd']>>,
-  elsewhere: {
-    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, etcd: { hosts } })',
-    nodes: 'etcd members go in "hosts"',
-    endpoints: 'etcd members go in "hosts"',
-  },
+  names: MODULE_ETCD_OPTION_NAMES,
+  elsewhere: { ...moduleOptionAdvice(['keyPrefix'], 'etcd: { hosts }'), ...ETCD_MEMBERS_ELSEWHERE },
 };
 
 /**

@@ -1,4 +1,5 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
+import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
 import type { PostgresLockStoreOptions, PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
 import { checkOptionsObject, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
@@ -15,16 +16,24 @@ export type {
 /** The hand-off window of the Postgres store by default, in ms: a NOTIFY and a round trip, with room to spare. */
 export const DEFAULT_POSTGRES_HANDOFF_WINDOW = 100;
 
+/**
+ * The store's options that the module's `postgres` option takes in its object form: all but `keyPrefix` and
+ * `handoffWindow`, which the module sets.
+ */
+export const MODULE_POSTGRES_OPTION_NAMES = {
+  connectionString: true,
+  pool: true,
+  directUrl: true,
+  table: true,
+  schema: true,
+  createTable: true,
+} as const satisfies OptionNames<Exclude<NonNullable<LockModuleOptions['postgres']>, string | { connect: unknown }>>;
+
 /** `PostgresLockStore` constructor options. */
-export const POSTGRES_STORE_OPTIONS: OptionsKind = {
+const POSTGRES_STORE_OPTIONS: OptionsKind = {
   title: 'PostgresLockStore options',
   names: {
-    connectionString: true,
-    pool: true,
-    directUrl: true,
-    table: true,
-    schema: true,
-    createTable: true,
+    ...MODULE_POSTGRES_OPTION_NAMES,
     keyPrefix: true,
     handoffWindow: true,
   } as const satisfies OptionNames<PostgresLockStoreOptions>,

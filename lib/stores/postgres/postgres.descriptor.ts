@@ -1,11 +1,16 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
 import type { StoreFamily } from '../../interfaces/store-family.interface.js';
-import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
+import { checkOptionNames, type OptionsKind } from '../../options/option-names.js';
 import { DEFAULT_MAX_KEY_LENGTH } from '../../options/lock-settings.js';
-import { refuseSharedOptions } from '../../options/shared-store-options.js';
+import { moduleOptionAdvice, refuseSharedOptions } from '../../options/shared-store-options.js';
 import { PostgresLockStore } from './postgres-lock-store.js';
-import { isPool, resolvePostgresOptions, type PostgresLockStoreOptions } from './postgres-options.js';
+import {
+  isPool,
+  MODULE_POSTGRES_OPTION_NAMES,
+  resolvePostgresOptions,
+  type PostgresLockStoreOptions,
+} from './postgres-options.js';
 
 /** A Postgres store the module creates: the store's options with the module's `keyPrefix` and `handoffWindow`, checked. */
 export interface PostgresStorePlan {
@@ -22,17 +27,9 @@ export const POSTGRES_MAX_KEY_BYTES = 2_000;
 /** The module's `postgres` option in its object form: the store's options without those the module sets. */
 const MODULE_POSTGRES_OPTIONS: OptionsKind = {
   title: 'postgres options',
-  names: {
-    connectionString: true,
-    pool: true,
-    directUrl: true,
-    table: true,
-    schema: true,
-    createTable: true,
-  } as const satisfies OptionNames<Exclude<NonNullable<LockModuleOptions['postgres']>, string | { connect: unknown }>>,
+  names: MODULE_POSTGRES_OPTION_NAMES,
   elsewhere: {
-    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, postgres })',
-    handoffWindow: 'it is a module option: LockModule.forRoot({ handoffWindow, postgres })',
+    ...moduleOptionAdvice(['keyPrefix', 'handoffWindow'], 'postgres'),
     url: 'the database URL goes in "connectionString"',
   },
 };

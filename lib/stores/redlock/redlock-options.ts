@@ -3,19 +3,25 @@ import { MAX_DURATION } from '../../utils/duration.js';
 import { checkOptionsObject, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../options/validate-options.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../shared/handoff-window.js';
+import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
 import type { RedlockStoreOptions } from '../../interfaces/redlock-store-options.interface.js';
 import { checkNodes, type CheckedNode } from './redlock-nodes.js';
 
 export type { RedlockStoreOptions } from '../../interfaces/redlock-store-options.interface.js';
 
+/** The store's options that the module's `redlock` option takes: all but those the module sets for every store. */
+export const MODULE_REDLOCK_OPTION_NAMES = {
+  nodes: true,
+  driftFactor: true,
+  timeout: true,
+} as const satisfies OptionNames<NonNullable<LockModuleOptions['redlock']>>;
+
 /** `RedlockStore` constructor options. */
 const REDLOCK_STORE_OPTIONS: OptionsKind = {
   title: 'RedlockStore options',
   names: {
-    nodes: true,
+    ...MODULE_REDLOCK_OPTION_NAMES,
     keyPrefix: true,
-    driftFactor: true,
-    timeout: true,
     releaseNotices: true,
     handoffWindow: true,
     acceptEvictionRisk: true,

@@ -1,9 +1,14 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockModuleOptions } from '../../interfaces/lock-module-options.interface.js';
 import type { StoreFamily } from '../../interfaces/store-family.interface.js';
-import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
-import { refuseSharedOptions, sharedStoreOptions } from '../../options/shared-store-options.js';
-import { checkRedlockStoreOptions, type RedlockStoreOptions, type RedlockStoreSettings } from './redlock-options.js';
+import { checkOptionNames, type OptionsKind } from '../../options/option-names.js';
+import { moduleOptionAdvice, refuseSharedOptions, sharedStoreOptions } from '../../options/shared-store-options.js';
+import {
+  checkRedlockStoreOptions,
+  MODULE_REDLOCK_OPTION_NAMES,
+  type RedlockStoreOptions,
+  type RedlockStoreSettings,
+} from './redlock-options.js';
 import { redlockClockDrift } from './redlock-validity.js';
 import { RedlockStore } from './redlock.store.js';
 
@@ -17,17 +22,11 @@ export interface RedlockStorePlan {
 /** The module's `redlock` option: the store's options without those the module sets for every store. */
 const MODULE_REDLOCK_OPTIONS: OptionsKind = {
   title: 'redlock options',
-  names: {
-    nodes: true,
-    driftFactor: true,
-    timeout: true,
-  } as const satisfies OptionNames<NonNullable<LockModuleOptions['redlock']>>,
-  elsewhere: {
-    keyPrefix: 'it is a module option: LockModule.forRoot({ keyPrefix, redlock: { nodes } })',
-    releaseNotices: 'it is a module option: LockModule.forRoot({ releaseNotices, redlock: { nodes } })',
-    handoffWindow: 'it is a module option: LockModule.forRoot({ handoffWindow, redlock: { nodes } })',
-    acceptEvictionRisk: 'it is a module option: LockModule.forRoot({ acceptEvictionRisk, redlock: { nodes } })',
-  },
+  names: MODULE_REDLOCK_OPTION_NAMES,
+  elsewhere: moduleOptionAdvice(
+    ['keyPrefix', 'releaseNotices', 'handoffWindow', 'acceptEvictionRisk'],
+    'redlock: { nodes }',
+  ),
 };
 
 /**

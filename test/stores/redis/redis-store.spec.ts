@@ -26,6 +26,7 @@ import { ADVERSARIAL_KEYS } from '../../contract/lock-store.contract.js';
 import { lockUserRules } from '../../support/lock-user-acl.js';
 import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
 import { channelListeners } from '../../support/channel-listeners.js';
+import { commandsDuring } from '../../support/command-counts.js';
 
 /** Every client in this file gives up on a command after this long. */
 const COMMAND_TIMEOUT = 500;
@@ -137,31 +138,9 @@ function recordAcquires(store: RedisLockStore): AcquireRequest[] {
   return requests;
 }
 
-async function commandCalls(): Promise<Map<string, number>> {
-  const stats = new Map<string, number>();
-  for (const [, name, calls] of (await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    stats.set(name, Number(calls));
-  }
-  return stats;
-}
-
-/** The commands the server ran during `action`, from `INFO commandstats` before and after. */
 /** The token of the lease a lock key holds (its value is the token, then the holder record after a newline). */
 function tokenIn(value: string | null): string | undefined {
   return value?.replace(/^!/, '').split('\n')[0];
-}
-
-async function commandsDuring(action: () => Promise<unknown>): Promise<Record<string, number>> {
-  const before = await commandCalls();
-  await action();
-  const after = await commandCalls();
-  const delta: Record<string, number> = {};
-  for (const [name, calls] of after)
-    if (calls !== (before.get(name) ?? 0)) delta[name] = calls - (before.get(name) ?? 0);
-  // the INFO that took the first snapshot shows up in the second
-  expect(delta.info).toBe(1);
-  delete delta.info;
-  return delta;
 }
 
 beforeAll(async () => {
@@ -372,7 +351,7 @@ describe('RedisLockStore acquire cost', () => {
     // the check a manager runs before its first grant: connected, scripts loaded
     await manager.verify();
     const locks: Lock[] = [];
-    const plain = await commandsDuring(async () => {
+    const plain = await commandsDuring(admin, async () => {
       for (let i = 0; i < 10; i++) locks.push(await manager.acquire(`plain:${i}`, { ttl: 10_000 }));
     });
     expect(plain).toEqual({ set: 10 });
@@ -381,12 +360,12 @@ describe('RedisLockStore acquire cost', () => {
 
     await admin.script('LOAD', ACQUIRE.lua);
     await admin.script('LOAD', RELEASE.lua);
-    const fenced = await commandsDuring(async () => {
+    const fenced = await commandsDuring(admin, async () => {
       for (let i = 0; i < 10; i++) locks.push(await manager.acquire(`fenced:${i}`, { ttl: 10_000, fencing: true }));
     });
     // SET NX PX of the lease, TIME for the clock floor, SET ... GET of the counter
     expect(fenced).toEqual({ evalsha: 10, set: 20, time: 10 });
-    const released = await commandsDuring(() => manager.releaseAll(locks));
+    const released = await commandsDuring(admin, () => manager.releaseAll(locks));
     // nobody waited: GET and DEL in the release script, no line, no notice
     expect(released).toEqual({ evalsha: 20, get: 20, del: 20 });
   });
@@ -397,7 +376,7 @@ describe('RedisLockStore acquire cost', () => {
     await Promise.all(tokens.map((token, i) => store.acquire({ key: `batch:${i}`, token, ttl: 5000, fencing: false })));
     await admin.script('LOAD', EXTEND_MANY.lua);
     let outcomes: Array<boolean | Error> = [];
-    const used = await commandsDuring(async () => {
+    const used = await commandsDuring(admin, async () => {
       outcomes = await store.extendMany(tokens.map((token, i) => ({ key: `batch:${i}`, token, ttl: 9000 })));
     });
     expect(outcomes).toEqual(tokens.map(() => true));
@@ -421,7 +400,7 @@ describe('RedisLockStore acquire cost', () => {
     const lock = await holder.acquire('busy', { ttl: 10_000 });
     await admin.script('LOAD', ACQUIRE.lua);
     await contender.verify();
-    const used = await commandsDuring(async () => {
+    const used = await commandsDuring(admin, async () => {
       for (let i = 0; i < 10; i++) expect(await contender.tryAcquire('busy')).toBeNull();
     });
     // the plain SET NX is refused; the script tries SET NX once more in case the key was freed in between,
@@ -532,7 +511,7 @@ describe('RedisLockStore acquire cost', () => {
     const next = await waiting;
     const left = await admin.pttl(names('passed').lock);
     let refused: Awaited<ReturnType<RedisLockStore['acquire']>> | undefined;
-    const used = await commandsDuring(async () => {
+    const used = await commandsDuring(admin, async () => {
       const waits = { again: false, ttl: 1000, next: true };
       refused = await releaser.acquire({ key: 'passed', token: newToken(), ttl, fencing: false, waiting: waits });
     });

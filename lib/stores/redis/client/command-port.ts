@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ClientListener, CommandArgument, RedisPipelinePort } from './redis-client-port.js';
-import { NodeRedisPipeline, scriptCommand, type QueuedCommand } from './node-redis-pipeline.js';
+import { CommandPipeline, scriptCommand, type QueuedCommand } from './command-pipeline.js';
 
 /**
  * The commands of an adapter port (node-redis, GLIDE) in ioredis' names and reply shapes, each sent as one
@@ -70,7 +70,7 @@ export abstract class CommandPort {
   }
 
   pipeline(): RedisPipelinePort {
-    return new NodeRedisPipeline((command) => this.send(command));
+    return new CommandPipeline((command) => this.send(command));
   }
 
   on(event: string, listener: ClientListener): this {

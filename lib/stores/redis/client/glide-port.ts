@@ -9,7 +9,7 @@ import {
 import { fromGlideError } from './glide-error.js';
 import { readClusterSlots, UNKNOWN_TOPOLOGY, type ClusterTopology, type NodeAddress } from './glide-topology.js';
 import { CommandPort } from './command-port.js';
-import type { QueuedCommand } from './node-redis-pipeline.js';
+import type { QueuedCommand } from './command-pipeline.js';
 
 /** How long a subscription may take to be confirmed before the waiter falls back to its backoff, in ms. */
 const SUBSCRIBE_TIMEOUT = 5000;
@@ -79,12 +79,17 @@ export class GlidePort extends CommandPort implements RedisClientPort {
       decoder: STRING_DECODER,
       ...(route ? { route } : this.isCluster && command.key !== undefined ? { route: slotOf(command.key) } : {}),
     };
-    const reply = this.client
-      ? this.client.customCommand(args, options)
-      : this.connect().then((client) => client.customCommand(args, options));
-    return reply.catch((error: unknown) => {
-      throw fromGlideError(error);
-    });
+    const sendOnce = (): Promise<unknown> =>
+      this.client
+        ? this.client.customCommand(args, options)
+        : this.connect().then((client) => client.customCommand(args, options));
+    // GLIDE reconnects by itself but fails what its lost connection left unanswered: sent once more, as ioredis
+    // resends it (a release cut with its connection would otherwise leave its lease blocking for its whole ttl)
+    return sendOnce()
+      .catch((error: unknown) => (cutWithConnection(error) ? sendOnce() : Promise.reject(error)))
+      .catch((error: unknown) => {
+        throw fromGlideError(error);
+      });
   }
 
   override async ping(): Promise<unknown> {
@@ -206,6 +211,11 @@ class GlideNodePort extends GlidePort {
   override send(command: QueuedCommand): Promise<unknown> {
     return super.send(command, { type: 'routeByAddress', host: this.master.host, port: this.master.port });
   }
+}
+
+/** Whether GLIDE failed a command because its connection was lost (not closed by its owner, not timed out). */
+function cutWithConnection(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ConnectionError';
 }
 
 function slotOf(key: string): GlideCommandOptions['route'] {

@@ -1,6 +1,6 @@
 import type { ClientListener, RedisClientPort, RedisClientSettings } from './redis-client-port.js';
 import { CommandPort } from './command-port.js';
-import type { QueuedCommand } from './node-redis-pipeline.js';
+import type { QueuedCommand } from './command-pipeline.js';
 import { isNetworkError } from '../../../utils/failure-kind.js';
 
 /** The part of a node-redis 5 or 6 client (`createClient()`) or cluster (`createCluster()`) the port uses. */

@@ -1,33 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Test } from '@nestjs/testing';
 import { Redis as Valkey } from 'iovalkey';
 import { Redis } from 'ioredis';
-import { LockModule, LockService } from '../../../../lib/index.js';
+import { LockService } from '../../../../lib/index.js';
 import { LockConfigurationError } from '../../../../lib/errors/lock-configuration.error.js';
 import { RedlockStore } from '../../../../lib/stores/redlock/redlock.store.js';
 import { expectRedlockWaiterWokenByNotice } from '../../../support/redlock-notice-wake.js';
 import { startChild, type ChildHandle } from '../../../support/child-process.js';
+import { connectionIds } from '../../../support/connection-ids.js';
+import { bootLockApp } from '../../../support/lock-app.js';
 import { nodeRedisClient, type NodeRedisClient } from '../../../support/client-stores.js';
 import { RedisServerPool, testRedisUrl, uniquePrefix } from '../../../support/stores.js';
 
 const WORKER = fileURLToPath(new URL('./mixed-worker.child.ts', import.meta.url));
-
-async function boot(options: Parameters<typeof LockModule.forRoot>[0]) {
-  const ref = await Test.createTestingModule({ imports: [LockModule.forRoot(options)] }).compile();
-  const app = ref.createNestApplication({ logger: false });
-  await app.init();
-  return app;
-}
-
-/** The ids of the server's connections named `name` (node-redis sends CLIENT SETNAME for its `name` option). */
-async function connectionIds(admin: Redis, name: string): Promise<string[]> {
-  const list = (await admin.client('LIST')) as string;
-  return list
-    .split('\n')
-    .filter((line) => line.includes(` name=${name} `))
-    .map((line) => /id=(\d+)/.exec(line)![1]);
-}
 
 describe('a Redis client of your own', () => {
   const opened: NodeRedisClient[] = [];
@@ -49,7 +34,7 @@ describe('a Redis client of your own', () => {
       const client = nodeRedisClient(major, testRedisUrl());
       opened.push(client);
       const keyPrefix = uniquePrefix();
-      const app = await boot({ redis: client as never, keyPrefix });
+      const app = await bootLockApp({ redis: client as never, keyPrefix });
       const lock = await app.get(LockService).acquire('mine');
       expect(await admin.exists(`${keyPrefix}{mine}`)).toBe(1);
       expect(await lock.release()).toBe(true);
@@ -63,7 +48,7 @@ describe('a Redis client of your own', () => {
   it('runs on an iovalkey client and leaves it open after app.close()', async () => {
     const client = new Valkey(testRedisUrl());
     try {
-      const app = await boot({ redis: client as never, keyPrefix: uniquePrefix() });
+      const app = await bootLockApp({ redis: client as never, keyPrefix: uniquePrefix() });
       const locks = app.get(LockService);
       const lock = await locks.acquire('valkey');
       await expect(locks.tryAcquire('valkey')).resolves.toBeNull();
@@ -79,13 +64,15 @@ describe('a Redis client of your own', () => {
     class HomeMadeClient {
       send(): void {}
     }
-    await expect(boot({ redis: new HomeMadeClient() as never })).rejects.toThrow(/"redis".*a client of unknown shape/);
+    await expect(bootLockApp({ redis: new HomeMadeClient() as never })).rejects.toThrow(
+      /"redis".*a client of unknown shape/,
+    );
     class GlideLike {
       customCommand(): void {}
     }
-    await expect(boot({ redis: new GlideLike() as never })).rejects.toThrow(LockConfigurationError);
+    await expect(bootLockApp({ redis: new GlideLike() as never })).rejects.toThrow(LockConfigurationError);
     const url = testRedisUrl();
-    await expect(boot({ redlock: { nodes: [url, new HomeMadeClient() as never, url] } })).rejects.toThrow(
+    await expect(bootLockApp({ redlock: { nodes: [url, new HomeMadeClient() as never, url] } })).rejects.toThrow(
       /"redlock\.nodes\[1\]".*unknown shape/,
     );
   });
@@ -95,7 +82,7 @@ describe('a Redis client of your own', () => {
     const named = (await import('redis')).createClient({ url: testRedisUrl(), name }).on('error', () => undefined);
     opened.push(named as unknown as NodeRedisClient);
     const keyPrefix = uniquePrefix();
-    const app = await boot({ redis: named as never, keyPrefix });
+    const app = await bootLockApp({ redis: named as never, keyPrefix });
     try {
       const locks = app.get(LockService);
       const lock = await locks.acquire('killed', { ttl: 2000, autoRenew: true });
@@ -115,8 +102,8 @@ describe('a Redis client of your own', () => {
     const named = (await import('redis')).createClient({ url: testRedisUrl(), name }).on('error', () => undefined);
     opened.push(named as unknown as NodeRedisClient);
     const keyPrefix = uniquePrefix();
-    const waiterApp = await boot({ redis: named as never, keyPrefix });
-    const holderApp = await boot({ redis: testRedisUrl(), keyPrefix });
+    const waiterApp = await bootLockApp({ redis: named as never, keyPrefix });
+    const holderApp = await bootLockApp({ redis: testRedisUrl(), keyPrefix });
     try {
       const held = await holderApp.get(LockService).acquire('k', { ttl: 10_000 });
       const waiting = waiterApp.get(LockService).acquire('k', { ttl: 5000, wait: 8000 });

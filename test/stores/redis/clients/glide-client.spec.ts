@@ -1,13 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { LockModule, LockService } from '../../../../lib/index.js';
+import { LockService } from '../../../../lib/index.js';
 import { RedlockStore } from '../../../../lib/stores/redlock/redlock.store.js';
 import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { expectRedlockWaiterWokenByNotice } from '../../../support/redlock-notice-wake.js';
 import { startChild, type ChildHandle } from '../../../support/child-process.js';
+import { connectionIds } from '../../../support/connection-ids.js';
+import { bootLockApp } from '../../../support/lock-app.js';
 import {
   closeGlideClients,
   glideClient,
@@ -17,22 +18,6 @@ import {
 import { clusterKind, RedisServerPool, testRedisUrl, uniquePrefix } from '../../../support/stores.js';
 
 const WORKER = fileURLToPath(new URL('./mixed-worker.child.ts', import.meta.url));
-
-async function boot(options: Parameters<typeof LockModule.forRoot>[0]) {
-  const ref = await Test.createTestingModule({ imports: [LockModule.forRoot(options)] }).compile();
-  const app = ref.createNestApplication({ logger: false });
-  await app.init();
-  return app;
-}
-
-/** The ids of the server's connections named `name` (GLIDE sends CLIENT SETNAME for its `clientName`). */
-async function connectionIds(admin: Redis, name: string): Promise<string[]> {
-  const list = (await admin.client('LIST')) as string;
-  return list
-    .split('\n')
-    .filter((line) => line.includes(` name=${name} `))
-    .map((line) => /id=(\d+)/.exec(line)![1]);
-}
 
 /**
  * Resolves once the server has exactly `count` connections named `name`. GLIDE's close() returns at once and
@@ -63,7 +48,7 @@ describe('a Valkey GLIDE client of your own', () => {
     const client = await glideClient(testRedisUrl(), name);
     opened.push(client);
     const keyPrefix = uniquePrefix();
-    const app = await boot({ redis: client, keyPrefix });
+    const app = await bootLockApp({ redis: client, keyPrefix });
     const locks = app.get(LockService);
     const held = await locks.acquire('mine');
     expect(await admin.exists(`${keyPrefix}{mine}`)).toBe(1);
@@ -82,8 +67,8 @@ describe('a Valkey GLIDE client of your own', () => {
     const client = await glideClient(testRedisUrl());
     opened.push(client);
     const keyPrefix = uniquePrefix();
-    const waiterApp = await boot({ redis: client, keyPrefix });
-    const holderApp = await boot({ redis: testRedisUrl(), keyPrefix });
+    const waiterApp = await bootLockApp({ redis: client, keyPrefix });
+    const holderApp = await bootLockApp({ redis: testRedisUrl(), keyPrefix });
     try {
       const held = await holderApp.get(LockService).acquire('notice', { ttl: 30_000 });
       const retry = { minDelay: 10_000, maxDelay: 10_000 };
@@ -111,7 +96,7 @@ describe('a Valkey GLIDE client of your own', () => {
     const client = await glideClient(testRedisUrl());
     opened.push(client);
     const keyPrefix = uniquePrefix();
-    const app = await boot({ redis: client, keyPrefix });
+    const app = await bootLockApp({ redis: client, keyPrefix });
     try {
       const lock = await app.get(LockService).acquire('renewed', { ttl: 1000, autoRenew: true });
       await sleep(3500);
@@ -128,7 +113,7 @@ describe('a Valkey GLIDE client of your own', () => {
     const client = await glideClient(testRedisUrl(), name);
     opened.push(client);
     const keyPrefix = uniquePrefix();
-    const app = await boot({ redis: client, keyPrefix });
+    const app = await bootLockApp({ redis: client, keyPrefix });
     try {
       const lock = await app.get(LockService).acquire('killed', { ttl: 2000, autoRenew: true });
       for (const id of await connectionIds(admin, name)) await admin.client('KILL', 'ID', id);
@@ -142,13 +127,43 @@ describe('a Valkey GLIDE client of your own', () => {
     }
   });
 
+  it('sends a command cut with its GLIDE connection once more, as ioredis does, instead of failing it', async () => {
+    const name = `cut${process.pid}`;
+    const client = await glideClient(testRedisUrl(), name);
+    opened.push(client);
+    const keyPrefix = uniquePrefix();
+    const app = await bootLockApp({ redis: client, keyPrefix });
+    const admin2 = new Redis(testRedisUrl());
+    try {
+      const locks = app.get(LockService);
+      await locks.acquire('warm').then((lock) => lock.release());
+      const ids = await connectionIds(admin, name);
+      // the server runs a 200 ms script for another client: the acquires below are written and wait unanswered,
+      // and the kill, queued behind them, drops the connection before their answers are written
+      const busy =
+        "local s = redis.call('TIME'); repeat local t = redis.call('TIME') until (t[1] - s[1]) * 1e6 + t[2] - s[2] > 200000";
+      const blocking = admin2.eval(busy, 0);
+      await sleep(20);
+      const acquires = Array.from({ length: 5 }, (_, index) => locks.acquire(`cut:${index}`, { ttl: 10_000 }));
+      await sleep(20);
+      await Promise.all([blocking, ...ids.map((id) => admin.client('KILL', 'ID', id))]);
+      const outcomes = await Promise.allSettled(acquires);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(acquires.map(() => 'fulfilled'));
+      for (const outcome of outcomes)
+        if (outcome.status === 'fulfilled') expect(await outcome.value.release()).toBe(true);
+    } finally {
+      await admin2.quit();
+      await app.close();
+    }
+  });
+
   it('wakes a GLIDE waiter whose connections were killed while it waited, once the holder releases', async () => {
     const name = `waiter${process.pid}`;
     const client = await glideClient(testRedisUrl(), name);
     opened.push(client);
     const keyPrefix = uniquePrefix();
-    const waiterApp = await boot({ redis: client, keyPrefix });
-    const holderApp = await boot({ redis: testRedisUrl(), keyPrefix });
+    const waiterApp = await bootLockApp({ redis: client, keyPrefix });
+    const holderApp = await bootLockApp({ redis: testRedisUrl(), keyPrefix });
     try {
       const held = await holderApp.get(LockService).acquire('k', { ttl: 10_000 });
       const waiting = waiterApp.get(LockService).acquire('k', { ttl: 5000, wait: 8000 });
@@ -204,7 +219,7 @@ describe('a Valkey GLIDE client of your own', () => {
       const client = await glideClusterClient((await clusterKind.cluster()).startupNodes);
       opened.push(client);
       const keyPrefix = uniquePrefix();
-      const app = await boot({ redis: client, keyPrefix });
+      const app = await bootLockApp({ redis: client, keyPrefix });
       const locks = app.get(LockService);
       // keys on many slots: every master holds some
       const held = await Promise.all(Array.from({ length: 12 }, (_, index) => locks.acquire(`job:${index}`)));
@@ -225,7 +240,7 @@ describe('a Valkey GLIDE client of your own', () => {
       const client = await glideClusterClient((await clusterKind.cluster()).startupNodes);
       opened.push(client);
       const url = testRedisUrl();
-      await expect(boot({ redlock: { nodes: [url, client, url] } })).rejects.toThrow(
+      await expect(bootLockApp({ redlock: { nodes: [url, client, url] } })).rejects.toThrow(
         /"redlock\.nodes\[1\]".*expected a standalone Redis node/,
       );
     });

@@ -1,32 +1,22 @@
 import { performance } from 'node:perf_hooks';
-import { Test } from '@nestjs/testing';
-import { Redis } from 'ioredis';
 import type { INestApplication } from '@nestjs/common';
-import { LockModule, LockService } from '../../../../lib/index.js';
+import { LockService } from '../../../../lib/index.js';
 import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { channelListeners } from '../../../support/channel-listeners.js';
 import { iovalkeyCluster } from '../../../support/client-stores.js';
-import { clusterKind, uniquePrefix } from '../../../support/stores.js';
+import { useClusterRoom } from '../../../support/cluster-room.js';
+import { bootLockApp } from '../../../support/lock-app.js';
+import { clusterKind } from '../../../support/stores.js';
 
 /** A waiter's backoff: a wake-up sooner than this came from the release notice. */
 const BACKOFF = 5000;
 
 describe('an iovalkey Cluster given to the module (no shardedSubscribers)', () => {
-  const cleanups: Array<() => unknown> = [];
-  let keyPrefix: string;
+  const room = useClusterRoom();
+  const { cleanups } = room;
 
-  const direct = (port: number): Redis => {
-    const client = new Redis(port, '127.0.0.1');
-    client.on('error', () => undefined);
-    cleanups.push(() => client.quit().catch(() => client.disconnect()));
-    return client;
-  };
   const boot = async (client: unknown): Promise<INestApplication> => {
-    const ref = await Test.createTestingModule({
-      imports: [LockModule.forRoot({ redis: client as never, keyPrefix })],
-    }).compile();
-    const app = ref.createNestApplication({ logger: false });
-    await app.init();
+    const app = await bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
     cleanups.push(() => app.close());
     return app;
   };
@@ -36,7 +26,7 @@ describe('an iovalkey Cluster given to the module (no shardedSubscribers)', () =
     const found = new Map<number, string>();
     for (let index = 0; found.size < 3; index++) {
       const key = `order-${index}`;
-      const master = await cluster.masterForKey(resourceKeys(keyPrefix, key).lock);
+      const master = await cluster.masterForKey(resourceKeys(room.keyPrefix, key).lock);
       if (!found.has(master)) found.set(master, key);
     }
     return [...found].map(([master, key]) => ({ key, master }));
@@ -50,10 +40,10 @@ describe('an iovalkey Cluster given to the module (no shardedSubscribers)', () =
       waiter.get(LockService).acquire(key, { wait: 20_000, retry: { minDelay: BACKOFF, maxDelay: BACKOFF } }),
     );
     for (const { key, master } of keys) {
-      const owner = direct(master);
+      const owner = room.direct(master);
       // bounded: a waiter that never listens is measured (and fails) below rather than hanging here
       const until = performance.now() + BACKOFF;
-      while ((await channelListeners(owner, resourceKeys(keyPrefix, key).channel, true)) === 0) {
+      while ((await channelListeners(owner, resourceKeys(room.keyPrefix, key).channel, true)) === 0) {
         if (performance.now() > until) break;
       }
     }
@@ -67,17 +57,6 @@ describe('an iovalkey Cluster given to the module (no shardedSubscribers)', () =
     }
     return waits;
   };
-
-  beforeAll(() => clusterKind.cluster(), 60_000);
-  afterAll(() => clusterKind.stop());
-
-  beforeEach(() => {
-    keyPrefix = uniquePrefix();
-  });
-
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
 
   it('wakes a waiter by the notice of every master, long before its backoff, and leaves the cluster open', async () => {
     const holderCluster = await iovalkeyCluster();

@@ -1,25 +1,19 @@
 import { performance } from 'node:perf_hooks';
-import { Test } from '@nestjs/testing';
-import { Redis } from 'ioredis';
 import { LockConfigurationError } from '../../../../lib/errors/lock-configuration.error.js';
-import { LockModule, LockService } from '../../../../lib/index.js';
+import { LockService } from '../../../../lib/index.js';
 import { RedisLockStore } from '../../../../lib/stores/redis/redis.store.js';
 import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { ALL_SCRIPTS } from '../../../../lib/stores/redis/scripts/index.js';
 import { channelListeners } from '../../../support/channel-listeners.js';
 import { nodeRedisCluster, type NodeRedisClient } from '../../../support/client-stores.js';
-import { clusterKind, uniquePrefix } from '../../../support/stores.js';
+import { useClusterRoom } from '../../../support/cluster-room.js';
+import { bootLockApp } from '../../../support/lock-app.js';
+import { clusterKind } from '../../../support/stores.js';
 
 describe.each([6, 5] as const)('a node-redis %i createCluster() given to the module', (major) => {
-  const cleanups: Array<() => unknown> = [];
-  let keyPrefix: string;
+  const room = useClusterRoom();
+  const { cleanups } = room;
 
-  const direct = (port: number): Redis => {
-    const client = new Redis(port, '127.0.0.1');
-    client.on('error', () => undefined);
-    cleanups.push(() => client.quit().catch(() => client.disconnect()));
-    return client;
-  };
   const cluster = async (): Promise<NodeRedisClient> => {
     const created = nodeRedisCluster(major, (await clusterKind.cluster()).startupNodes);
     cleanups.push(() => (created.isOpen ? created.close() : undefined));
@@ -28,24 +22,13 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
   const masters = async (): Promise<number[]> =>
     (await clusterKind.cluster()).nodes.filter((node) => node.role === 'master').map((node) => node.port);
 
-  beforeAll(() => clusterKind.cluster(), 60_000);
-  afterAll(() => clusterKind.stop());
-
-  beforeEach(() => {
-    keyPrefix = uniquePrefix();
-  });
-
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
   it('verify() loads every script on every master through the cluster', async () => {
-    for (const port of await masters()) await direct(port).script('FLUSH');
-    const store = new RedisLockStore({ client: (await cluster()) as never, keyPrefix });
+    for (const port of await masters()) await room.direct(port).script('FLUSH');
+    const store = new RedisLockStore({ client: (await cluster()) as never, keyPrefix: room.keyPrefix });
     cleanups.push(() => store.close());
     await store.verify();
     for (const port of await masters()) {
-      expect(await direct(port).script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))).toEqual(
+      expect(await room.direct(port).script('EXISTS', ...ALL_SCRIPTS.map((script) => script.sha))).toEqual(
         ALL_SCRIPTS.map(() => 1),
       );
     }
@@ -53,11 +36,11 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
 
   it('verify() names the one master that may evict leases', async () => {
     const evicting = (await masters())[2];
-    const admin = direct(evicting);
+    const admin = room.direct(evicting);
     await admin.config('SET', 'maxmemory', String(512 * 1024 * 1024));
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
     cleanups.push(() => admin.config('SET', 'maxmemory', '0'));
-    const store = new RedisLockStore({ client: (await cluster()) as never, keyPrefix });
+    const store = new RedisLockStore({ client: (await cluster()) as never, keyPrefix: room.keyPrefix });
     cleanups.push(() => store.close());
     const error = await store.verify().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(LockConfigurationError);
@@ -65,14 +48,7 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
   });
 
   it('wakes a waiter on another cluster by a sharded notice, and leaves the cluster open after app.close()', async () => {
-    const boot = async (client: NodeRedisClient) => {
-      const ref = await Test.createTestingModule({
-        imports: [LockModule.forRoot({ redis: client as never, keyPrefix })],
-      }).compile();
-      const app = ref.createNestApplication({ logger: false });
-      await app.init();
-      return app;
-    };
+    const boot = (client: NodeRedisClient) => bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
     const holderCluster = await cluster();
     const [holder, waiter] = [await boot(holderCluster), await boot(await cluster())];
     try {
@@ -80,8 +56,8 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
       const waiting = waiter
         .get(LockService)
         .acquire('order', { wait: 10_000, retry: { minDelay: 5000, maxDelay: 5000 } });
-      const { lock, channel } = resourceKeys(keyPrefix, 'order');
-      const owner = direct(await (await clusterKind.cluster()).masterForKey(lock));
+      const { lock, channel } = resourceKeys(room.keyPrefix, 'order');
+      const owner = room.direct(await (await clusterKind.cluster()).masterForKey(lock));
       while ((await channelListeners(owner, channel, true)) === 0);
       const released = performance.now();
       await held.release();

@@ -1,6 +1,9 @@
 import type { CommandArgument, RedisPipelinePort } from './redis-client-port.js';
 
-/** A command as the node-redis port sends it: its name, its arguments and the key it routes by on a cluster. */
+/**
+ * A command as an adapter port (node-redis, GLIDE) sends it: its name, its arguments and the key it routes by
+ * on a cluster.
+ */
 export interface QueuedCommand {
   readonly name: string;
   readonly args: readonly CommandArgument[];
@@ -12,7 +15,7 @@ export interface QueuedCommand {
  * node-redis writes as one batch, and GLIDE's core pipelines on its connection to each node) and each is
  * answered `[error, reply]`, like ioredis' `exec()`.
  */
-export class NodeRedisPipeline implements RedisPipelinePort {
+export class CommandPipeline implements RedisPipelinePort {
   private readonly commands: QueuedCommand[] = [];
 
   constructor(private readonly send: (command: QueuedCommand) => Promise<unknown>) {}
