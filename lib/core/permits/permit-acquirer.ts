@@ -7,6 +7,8 @@ import {
   type Refusal,
 } from '../waiting/acquirer.js';
 import { LocalQueue } from '../waiting/local-queue.js';
+import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
+import type { DirectGrant } from '../../interfaces/waiting-line.interface.js';
 import type { PermitLeaseStore } from './permit-lease-store.js';
 
 /** What a permit acquirer works with: an acquirer's parts, over the permits of the manager's store. */
@@ -50,6 +52,15 @@ export class PermitAcquirer extends Acquirer {
         () => undefined,
       );
     }
+  }
+
+  /** Each waiter has a watch of its own, which the notice of a permit granted straight to it wakes alone. */
+  protected override openWatch(acquisition: Acquisition, since: number | undefined): Promise<ReleaseWatch> {
+    return this.permits.watchFor(acquisition.key, acquisition.token, since);
+  }
+
+  protected override takeGrant(key: string, token: string): DirectGrant | undefined {
+    return this.permits.takeGrant(key, token);
   }
 
   /** Wakes every waiter (the shutdown began: each gives up its place and is refused). */

@@ -1,8 +1,9 @@
 import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js';
 
 /**
- * Ends the permit of a token and, in the same step, reserves freed permits for the line in its order and
- * tells the processes of the places reserved.
+ * Ends the permit of a token and, in the same step, serves the line in its order with the permits freed: a
+ * place that left an offer is granted its permit, and only its process is told; one without has a permit
+ * reserved, and its process is told to claim it.
  *
  * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 hand-off window ms; 3 publish command ('PUBLISH', 'SPUBLISH' or ''); 4 channel.
@@ -28,12 +29,12 @@ if released == 1 then
 end
 -- called even when the permit had ended: its end (or another's, pruned above) may free the line's first
 local places = liveLine()
-local line = callLine(places, limit, window, mutexHeld)
+local line = callLine(places, limit, window, mutexHeld, { publish = publish, channel = channel, caller = '' })
 notify(line, places, publish, channel, '', '')
 local held = line.held
 if held == nil then held = redis.call('ZCARD', permitsKey) end
 if held == 0 then
-  if #places == 0 then dropKeys() end
+  if line.waiting == 0 then dropKeys() end
   endGuard(publish, channel, window)
 elseif last then
   shrinkGuard()
