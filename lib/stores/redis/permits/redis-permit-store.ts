@@ -152,10 +152,18 @@ export class RedisPermitStore implements PermitStore {
 
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
-    const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.notices(keys))),
-    );
-    return isOne(reply);
+    const reply = (await this.run('release', key, keys, () =>
+      runScript(
+        this.client,
+        PERMIT_RELEASE,
+        permitScriptKeys(keys),
+        permitReleaseArgs(token, this.notices(keys), this.owner),
+      ),
+    )) as number[];
+    // permits it granted to waiters of ours: told here, not by a notice
+    for (let index = 1; index + 1 < reply.length; index += 2)
+      this.grantArrived(Number(reply[index]), Number(reply[index + 1]));
+    return isOne(reply[0]);
   }
 
   async leaveLine(key: string, token: string): Promise<void> {

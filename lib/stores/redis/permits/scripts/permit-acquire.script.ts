@@ -96,22 +96,25 @@ if admitted then
   return {1, fence}
 end
 if placeTtl > 0 then markMutexLease(mutexTtl) end
+-- the keys outlive a place by the ttl of the permit its offer asks for: a release may grant it until it ends
+local keptFor = placeTtl
+if offer then keptFor = placeTtl + ttl end
 if position and placeTtl > 0 then
   places[position].untilMs = now + placeTtl
   places[position].offerText = offer
   savePlace(places[position])
-  keepKeys(now + placeTtl, {})
+  keepKeys(now + keptFor, {})
 elseif not position and placeTtl > 0 then
   local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner, offerText = offer }
   -- the first place creates the line's key
   local fresh = {}
   if line.waiting == 0 then fresh = { lineKey } end
-  redis.call('ZADD', lineKey, redis.call('HINCRBY', infoKey, 'seq', 1), token)
+  redis.call('ZADD', lineKey, text(nextArrival()), token)
   savePlace(place)
   if #newShape > 0 then redis.call('HSET', infoKey, unpack(newShape)) end
   places[#places + 1] = place
   position = #places
-  keepKeys(now + placeTtl, fresh)
+  keepKeys(now + keptFor, fresh)
 end
 -- how soon something holding it back ends by itself: a permit, a reservation, the mutex lease
 local soonest = -1

@@ -2,13 +2,14 @@
  * Lua shared by every permit script. All of them take the same KEYS, on one Cluster slot (permit-keys.ts):
  * 1 permits: sorted set, token -> expiry (ms of the server clock); a permit whose expiry passed is ended
  * 2 info: hash; `shape` ('limit:N' or 'rw', kept while a permit or place exists), `writer` (the writing
- *   permit's token), `seq` (the line's counter), `p:<token>` (a permit: 'mode:fence:holder record', mode p
+ *   permit's token), `p:<token>` (a permit: 'mode:fence:holder record', mode p
  *   for a semaphore permit, r or w) and `q:<token>` (a place: 'mode:until:reservedUntil:owner', until = the
  *   end of its wait in ms, reservedUntil = the end of the permit reserved for it, 0 while none is, owner = the
  *   owner id of its waiter's process; then ':1' while its reservation is answered: a request came from that
  *   process after the reservation was made, see passOverGone) and `o:<token>` (the offer its waiter left, when
  *   its process hears notices: 'version ttl fencing holder record', the permit a release grants it directly)
- * 3 line: sorted set, token -> arrival number: the waiting places in order
+ * 3 line: sorted set, token -> arrival number (above the last place's, at least the server clock in µs): the
+ *   waiting places in order
  * 4 fence: the resource's fence counter, shared with its mutex leases (../../scripts/fence.lua.ts)
  * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
  *   (see GUARD below)
@@ -124,7 +125,11 @@ end
 -- the places of the line in order, nil where a place's wait ended: their records and offers read in batches
 -- (one HMGET per batch, not one HGET per place)
 local function readLine()
-  local tokens = redis.call('ZRANGE', lineKey, 0, -1)
+  local scored = redis.call('ZRANGE', lineKey, 0, -1, 'WITHSCORES')
+  local tokens = {}
+  for index = 1, #scored, 2 do tokens[#tokens + 1] = scored[index] end
+  -- the last place's arrival number, for the next place's (see nextArrival)
+  if #scored > 0 then state.lastArrival = tonumber(scored[#scored]) end
   local places = {}
   for first = 1, #tokens, 50 do
     local fields = {}
@@ -139,6 +144,12 @@ local function readLine()
     end
   end
   return tokens, places
+end
+
+-- the arrival number of a new place (after readLine): after the line's last, and else the server clock in µs,
+-- so that no counter need be kept or read
+local function nextArrival()
+  return math.max(nowUs, (state.lastArrival or 0) + 1)
 end
 
 -- the places in order; those whose wait ended leave the line
@@ -231,8 +242,9 @@ local function coverPermit(ttl)
   local value = currentLock()
   if not value then
     setLock(GUARD, ttl)
-  elseif (value == GUARD or value == MARKED_GUARD) and redis.call('PTTL', lockKey) < ttl then
-    redis.call('PEXPIRE', lockKey, text(ttl))
+  elseif value == GUARD or value == MARKED_GUARD then
+    -- GT: only ever later, in one command (a longer guard stays as it is)
+    redis.call('PEXPIRE', lockKey, text(ttl), 'GT')
   end
 end
 
@@ -320,7 +332,8 @@ end
 -- Grants the permit a place's offer asks for, in this step, and tells its process on its own channel
 -- ('=version fence', line-protocol.ts), so its waiter holds it without another request: 'granted'; 'gone',
 -- undone, when nobody listens there (its process is gone; the place leaves the line); nil when no fence can
--- be drawn (the waiter's own request will say why). heldBefore: the permits held before this one.
+-- be drawn (the waiter's own request will say why). A place of the calling process (direct.owner) is told in
+-- the script's reply instead (direct.told: version, fence, ...). heldBefore: the permits held before this one.
 local function grantPlace(place, offer, direct, heldBefore)
   local fence = 0
   if offer.fencing == '1' then
@@ -335,8 +348,14 @@ local function grantPlace(place, offer, direct, heldBefore)
     redis.call('HSET', infoKey, tokenField, place.mode .. ':' .. text(fence) .. ':' .. offer.holder)
   end
   dropPlace(place.token)
-  -- pcall: a user whose ACL refuses the channel still releases; the waiter finds its permit when it asks again
-  local heard = redis.pcall(direct.publish, direct.channel .. ':' .. place.owner, '=' .. offer.version .. ' ' .. text(fence))
+  local heard = 1
+  if place.owner == direct.owner then
+    direct.told[#direct.told + 1] = tonumber(offer.version)
+    direct.told[#direct.told + 1] = fence
+  else
+    -- pcall: a user whose ACL refuses the channel still releases; the waiter finds its permit when it asks again
+    heard = redis.pcall(direct.publish, direct.channel .. ':' .. place.owner, '=' .. offer.version .. ' ' .. text(fence))
+  end
   if type(heard) ~= 'number' or heard == 0 then
     redis.call('ZREM', permitsKey, place.token)
     if place.mode == 'w' then redis.call('HDEL', infoKey, tokenField, 'writer') else redis.call('HDEL', infoKey, tokenField) end
@@ -345,9 +364,8 @@ local function grantPlace(place, offer, direct, heldBefore)
   if place.mode == 'w' then state.writer = place.token end
   if state.firstEnd ~= nil and (not state.firstEnd or now + offer.ttl < state.firstEnd) then state.firstEnd = now + offer.ttl end
   coverPermit(offer.ttl)
-  local fresh = {}
-  if heldBefore == 0 then fresh = { permitsKey } end
-  keepKeys(now + offer.ttl, fresh)
+  -- the keys outlive the place's wait by its offer's ttl already (ACQUIRE); the permits' key, made now, joins them
+  if heldBefore == 0 then redis.call('PEXPIRE', permitsKey, redis.call('PTTL', infoKey)) end
   return 'granted'
 end
 
@@ -357,9 +375,9 @@ end
 -- reserved (one reserved now gets the hand-off window to claim it). Lapsed places, and those of a process
 -- presumed gone, are passed over. exclusive(): whether a mutex lease holds the key, asked only when someone
 -- waits. direct: how grants are told ({ publish, channel, caller = the token of the request that called the
--- line, '' for none: its own script admits it }). line.held (the permits held, those granted here included)
--- and line.count (with the places that fit) are nil when the line is empty; line.waiting counts the places
--- still in the line.
+-- line, '' for none: its own script admits it }). line.held (the permits held, those granted here included),
+-- line.granted (those) and line.count (with the places that fit) are nil when the line is empty; line.waiting
+-- counts the places still in the line.
 local function callLine(places, limit, window, exclusive, direct)
   local line = { fitting = {}, reserved = {}, stopped = false, waiting = #places }
   if #places == 0 then return line end
@@ -401,7 +419,7 @@ local function callLine(places, limit, window, exclusive, direct)
       end
     end
   end
-  line.count, line.writer, line.held = count, writer, heldBefore + granted
+  line.count, line.writer, line.held, line.granted = count, writer, heldBefore + granted, granted
   return line
 end
 
