@@ -105,7 +105,9 @@ export interface PermitState {
  * line in order: the first place that fits is reserved for the store's `handoffWindow` and its process is told
  * by a release notice; a caller behind a place that does not fit waits behind it (so a waiting writer is not
  * overtaken by readers that come after it, and readers queued before a writer go in together before it).
- * A reserved waiter that does not come back within the window loses its place.
+ * A reserved waiter that does not come back within the window loses its place. A store may instead grant the
+ * permit to a place whose request asked for it (`waiting.direct`) in the release itself, and tell only that
+ * waiter (`watch` with its token, `takeGrant`).
  */
 export interface PermitStore {
   /** Grants a permit if the request fits beside the holders and every place before it in the line. */

@@ -19,9 +19,11 @@ export interface PermitAcquirerParts extends AcquirerParts {
 /**
  * The waiting policy of permits: the acquirer's, with one difference. Several permits of a key may be held
  * at once, so the store's line orders the waiters, not a local queue: every refused request that may wait
- * keeps a place of its own (its token's), sleeps on the key's release notices with its backoff, bounded by
- * the refusal's `remainingTtl` (a crashed holder sends no notice), and asks again; it gives its place up
- * when it stops waiting without a permit (timeout, shutdown, failure). Late grants are given back and asked
+ * keeps a place of its own (its token's), sleeps on a release watch of its own with its backoff, bounded by
+ * the refusal's `remainingTtl` (a crashed holder sends no notice), and asks again, unless a release granted
+ * its place the permit directly (the store's `takeGrant`: its notice wakes that waiter alone); it gives its
+ * place up when it stops waiting without a permit (timeout, shutdown, failure), which also ends a permit
+ * granted to it meanwhile. Late grants are given back and asked
  * for again as for a mutex.
  */
 export class PermitAcquirer extends Acquirer {
