@@ -1,4 +1,5 @@
 import type { LeaseRenewal, ReleaseWatch } from './lease.interface.js';
+import type { DirectGrant } from './waiting-line.interface.js';
 
 /** The mode of a readers-writer permit: any number of readers together, or one writer alone. */
 export type PermitMode = 'read' | 'write';
@@ -28,9 +29,11 @@ export interface PermitRequest {
   /**
    * Set when the caller waits if refused: the refusal gives it a place in the resource's line (or keeps the
    * one it has), so that freed permits go to the line in its order. `ttl`: how long, in ms, its place is worth
-   * keeping (the rest of its wait). Without it a refused caller takes no place.
+   * keeping (the rest of its wait). Without it a refused caller takes no place. `direct`: the caller waits with
+   * `watch(key, since, token)` and gives its place up with `leaveLine` whenever it stops waiting without a
+   * permit, so a release may grant it the permit directly (`takeGrant`) instead of reserving one for it.
    */
-  readonly waiting?: { readonly ttl: number };
+  readonly waiting?: { readonly ttl: number; readonly direct?: boolean };
 }
 
 /** A permit was granted to the request's token (with the resource's next fence when asked). */
@@ -102,7 +105,9 @@ export interface PermitState {
  * line in order: the first place that fits is reserved for the store's `handoffWindow` and its process is told
  * by a release notice; a caller behind a place that does not fit waits behind it (so a waiting writer is not
  * overtaken by readers that come after it, and readers queued before a writer go in together before it).
- * A reserved waiter that does not come back within the window loses its place.
+ * A reserved waiter that does not come back within the window loses its place. A store may instead grant the
+ * permit to a place whose request asked for it (`waiting.direct`) in the release itself, and tell only that
+ * waiter (`watch` with its token, `takeGrant`).
  */
 export interface PermitStore {
   /** Grants a permit if the request fits beside the holders and every place before it in the line. */
@@ -117,8 +122,17 @@ export interface PermitStore {
   extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>>;
   /** Reads a resource's permits (count, limit, mode, holder records); never a token. */
   inspect(key: string): Promise<PermitState>;
-  /** Starts listening for release notices of `key` (`since`: as `LockStore.watch`). */
-  watch(key: string, since?: number): Promise<ReleaseWatch>;
+  /**
+   * Starts listening for release notices of `key` (`since`: as `LockStore.watch`); with `token`, for that
+   * waiter, whose watch a notice of a permit granted to it directly wakes alone (see `takeGrant`).
+   */
+  watch(key: string, since?: number, token?: string): Promise<ReleaseWatch>;
+  /**
+   * The permit a release granted straight to `token`'s waiting request on `key` (its place's offer), once: its
+   * waiter holds it from then on, for its ttl counted from `sentAt`. A store whose releases grant none leaves
+   * it out; its waiters ask again when woken.
+   */
+  takeGrant?(key: string, token: string): DirectGrant | undefined;
   /** For how many ms a freed permit stays reserved for the waiter first in line. */
   readonly handoffWindow: number;
   /** Frees what the store owns; never a client the user passed in. */

@@ -7,6 +7,8 @@ import {
   type Refusal,
 } from '../waiting/acquirer.js';
 import { LocalQueue } from '../waiting/local-queue.js';
+import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
+import type { DirectGrant } from '../../interfaces/waiting-line.interface.js';
 import type { PermitLeaseStore } from './permit-lease-store.js';
 
 /** What a permit acquirer works with: an acquirer's parts, over the permits of the manager's store. */
@@ -17,9 +19,11 @@ export interface PermitAcquirerParts extends AcquirerParts {
 /**
  * The waiting policy of permits: the acquirer's, with one difference. Several permits of a key may be held
  * at once, so the store's line orders the waiters, not a local queue: every refused request that may wait
- * keeps a place of its own (its token's), sleeps on the key's release notices with its backoff, bounded by
- * the refusal's `remainingTtl` (a crashed holder sends no notice), and asks again; it gives its place up
- * when it stops waiting without a permit (timeout, shutdown, failure). Late grants are given back and asked
+ * keeps a place of its own (its token's), sleeps on a release watch of its own with its backoff, bounded by
+ * the refusal's `remainingTtl` (a crashed holder sends no notice), and asks again, unless a release granted
+ * its place the permit directly (the store's `takeGrant`: its notice wakes that waiter alone); it gives its
+ * place up when it stops waiting without a permit (timeout, shutdown, failure), which also ends a permit
+ * granted to it meanwhile. Late grants are given back and asked
  * for again as for a mutex.
  */
 export class PermitAcquirer extends Acquirer {
@@ -50,6 +54,15 @@ export class PermitAcquirer extends Acquirer {
         () => undefined,
       );
     }
+  }
+
+  /** Each waiter has a watch of its own, which the notice of a permit granted straight to it wakes alone. */
+  protected override openWatch(acquisition: Acquisition, since: number | undefined): Promise<ReleaseWatch> {
+    return this.permits.watchFor(acquisition.key, acquisition.token, since);
+  }
+
+  protected override takeGrant(key: string, token: string): DirectGrant | undefined {
+    return this.permits.takeGrant(key, token);
   }
 
   /** Wakes every waiter (the shutdown began: each gives up its place and is refused). */

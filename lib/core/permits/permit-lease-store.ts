@@ -4,6 +4,7 @@ import type { PermitStore } from '../../interfaces/permit-store.interface.js';
 import type { LockStoreCapabilities } from '../../interfaces/store-capabilities.interface.js';
 import { permitConflictError } from './permit-conflict.js';
 import type { ShapedRequest } from '../waiting/acquire-request.js';
+import type { DirectGrant } from '../../interfaces/waiting-line.interface.js';
 
 /**
  * The permits of a store seen as a store of leases, so that the acquirer and a lease book serve permits as
@@ -46,8 +47,10 @@ export class PermitLeaseStore implements LockStore {
       shape,
       fencing,
       holder,
-      // a permit's place is its own token's: `again` and `next` are the mutex line's, per process
-      waiting: waiting && { ttl: Math.max(1, Math.ceil(waiting.ttl)) },
+      // a permit's place is its own token's: `again` and `next` are the mutex line's, per process. Its waiter
+      // watches with its token and leaves its place when it stops waiting (PermitAcquirer): a release may
+      // grant it its permit directly
+      waiting: waiting && { ttl: Math.max(1, Math.ceil(waiting.ttl)), direct: true },
     });
     if ('inUseAs' in result) throw permitConflictError(shape, result.inUseAs);
     return result;
@@ -83,6 +86,16 @@ export class PermitLeaseStore implements LockStore {
 
   watch(key: string, since?: number): Promise<ReleaseWatch> {
     return this.permits.watch(key, since);
+  }
+
+  /** The release watch of `token`'s wait: a notice of a permit granted to it directly wakes it alone. */
+  watchFor(key: string, token: string, since?: number): Promise<ReleaseWatch> {
+    return this.permits.watch(key, since, token);
+  }
+
+  /** The permit a release granted straight to `token`'s waiting request, once, if one did. */
+  takeGrant(key: string, token: string): DirectGrant | undefined {
+    return this.permits.takeGrant?.(key, token);
   }
 
   /** Nothing: the store the permits belong to is closed by whoever owns it. */

@@ -234,7 +234,7 @@ export class Acquirer {
       if (offer) queue.standBy(offer);
       await watch.next(Math.max(1, delay));
       // a release may have granted the lease straight to our request in the line; its notice said so
-      const direct = this.line?.takeGrant?.(key, token);
+      const direct = this.takeGrant(key, token);
       if (offer) queue.withdraw(offer);
       const taken = direct
         ? await this.takeDirectGrant(acquisition, direct)
@@ -251,13 +251,14 @@ export class Acquirer {
    * first sleep).
    */
   private async watchReleases(
-    { key, offered }: Acquisition,
+    acquisition: Acquisition,
     queue: LocalQueue,
     refused: Refusal | undefined,
   ): Promise<{ watch: ReleaseWatch; covered: boolean }> {
+    const { offered } = acquisition;
     // a watch made for our first refusal may cover every notice since that attempt was sent
     const since = queue.watch ? undefined : refused?.sentAt;
-    queue.watch ??= this.store.watch(key, since);
+    queue.watch ??= this.openWatch(acquisition, since);
     const watch = await queue.watch;
     // (a store that grants the next waiter directly needs its request beside its place: it asks once more,
     // unless the first ask left it there)
@@ -267,6 +268,16 @@ export class Acquirer {
       watch.listeningSince !== undefined &&
       watch.listeningSince <= since;
     return { watch, covered };
+  }
+
+  /** Starts listening for the releases an acquisition waits for (`since`: as `LockStore.watch`). */
+  protected openWatch(acquisition: Acquisition, since: number | undefined): Promise<ReleaseWatch> {
+    return this.store.watch(acquisition.key, since);
+  }
+
+  /** The lease a release granted straight to `token`'s request on `key`, once, if one did (its notice said so). */
+  protected takeGrant(key: string, token: string): DirectGrant | undefined {
+    return this.line?.takeGrant?.(key, token);
   }
 
   /** Holds the lease a release granted straight to our request, unless it came too late (then gives it back). */

@@ -88,10 +88,32 @@ export class ReleaseSubscriber {
   }
 
   /**
-   * Watches `channel`. With `since` (a `performance.now()` time), a notice heard since then counts as heard,
-   * and the watch's `listeningSince` says from when on no notice can have been missed.
+   * Watches `channel` (or several channels, as one watch: woken by a notice on any). With `since` (a
+   * `performance.now()` time), a notice heard since then counts as heard, and the watch's `listeningSince` says
+   * from when on no notice can have been missed.
    */
-  async watch(channel: string, since?: number): Promise<ReleaseWatch> {
+  async watch(channel: string | readonly string[], since?: number): Promise<ReleaseWatch> {
+    const names = typeof channel === 'string' ? [channel] : [...channel];
+    const entries = names.map((name) => this.entryOf(name));
+    const watch = new NotifiableWatch((closed) => names.forEach((name) => this.unwatch(name, closed)));
+    for (const entry of entries) entry.watches.add(watch);
+    try {
+      await Promise.all(entries.map((entry) => entry.subscribed));
+    } catch (error) {
+      names.forEach((name) => this.unwatch(name, watch));
+      throw error;
+    }
+    if (since !== undefined && entries.some((entry) => entry.lastNotice !== undefined && entry.lastNotice >= since)) {
+      watch.wake();
+    }
+    // covered from when every channel is
+    const starts = entries.map((entry) => entry.listeningSince);
+    watch.listeningSince = starts.includes(undefined) ? undefined : Math.max(...(starts as number[]));
+    return watch;
+  }
+
+  /** The channel's entry, subscribed (or being subscribed), kept from going idle. */
+  private entryOf(channel: string): Channel {
     const connection = this.ensureConnection();
     let entry = this.channels.get(channel);
     if (!entry) {
@@ -108,17 +130,7 @@ export class ReleaseSubscriber {
     }
     clearTimeout(entry.idle);
     entry.idle = undefined;
-    const watch = new NotifiableWatch((closed) => this.unwatch(channel, closed));
-    entry.watches.add(watch);
-    try {
-      await entry.subscribed;
-    } catch (error) {
-      entry.watches.delete(watch);
-      throw error;
-    }
-    if (since !== undefined && entry.lastNotice !== undefined && entry.lastNotice >= since) watch.wake();
-    watch.listeningSince = entry.listeningSince;
-    return watch;
+    return entry;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { ReleaseWatch } from '../../../lib/interfaces/lease.interface.js';
 import type { PermitRequest } from '../../../lib/interfaces/permit-store.interface.js';
 import { RedisPermitStore } from '../../../lib/stores/redis/permits/redis-permit-store.js';
 import { newToken } from '../../../lib/utils/token.js';
@@ -32,43 +33,60 @@ function permit(waits: boolean): PermitRequest {
     ttl: 30_000,
     fencing: false,
     shape: { limit: 3 },
-    ...(waits ? { waiting: { ttl: 20_000 } } : {}),
+    ...(waits ? { waiting: { ttl: 20_000, direct: true } } : {}),
   };
 }
 
+/** The watch of a waiter's place: the notice of the permit a release grants it directly wakes it. */
+function watchFor(request: PermitRequest): Promise<ReleaseWatch> {
+  return store.watch('cost', undefined, request.token);
+}
+
 /**
- * One turn of a busy semaphore: a holder releases (its permit is reserved for the first in line), the waiter
- * claims it, and the releaser asks again at once and takes a place. Returns the releaser's new request.
+ * One turn of a busy semaphore: a holder releases (its permit is granted to the first in line, whose process
+ * alone is told: here the releaser's own, in the reply), the waiter holds it without asking again, and the releaser asks again at once and takes a
+ * place. Returns the releaser's new request and its watch.
  */
-async function turn(holder: PermitRequest, waiter: PermitRequest): Promise<PermitRequest> {
+async function turn(
+  holder: PermitRequest,
+  waiter: PermitRequest,
+  watch: ReleaseWatch,
+): Promise<[PermitRequest, ReleaseWatch]> {
   expect(await store.release('cost', holder.token)).toBe(true);
-  expect(await store.acquire(waiter)).toEqual({ acquired: true });
+  expect(await watch.next(5000)).toBe(true);
+  expect(store.takeGrant('cost', waiter.token)).toMatchObject({ fence: 0 });
+  watch.close();
   const again = permit(true);
   expect(await store.acquire(again)).toMatchObject({ acquired: false, ahead: 0 });
-  return again;
+  return [again, await watchFor(again)];
 }
 
 describe('RedisPermitStore cost', () => {
-  it('passes a permit of a full semaphore on through its line in at most 40 server commands', async () => {
+  it('passes a permit of a full semaphore on through its line in at most 26 server commands', async () => {
     const holders = [permit(false), permit(false), permit(false)];
     for (const holder of holders) expect(await store.acquire(holder)).toEqual({ acquired: true });
     let waiter = permit(true);
     expect(await store.acquire(waiter)).toMatchObject({ acquired: false, ahead: 0 });
+    let watch = await watchFor(waiter);
     const turns: Array<Record<string, number>> = [];
     // the first turn loads the scripts (EVALSHA, NOSCRIPT, EVAL) and is not counted
     for (let i = 0; i < 4; i++) {
       const holder = holders.shift() as PermitRequest;
       const next = waiter;
       holders.push(next);
-      const counts = await commandsDuring(admin, async () => (waiter = await turn(holder, next)));
+      const counts = await commandsDuring(admin, async () => ([waiter, watch] = await turn(holder, next, watch)));
       if (i > 0) turns.push(counts);
     }
+    watch.close();
     for (const counts of turns) {
-      // three scripts: the release, the claim, the new refusal
-      expect(counts.evalsha).toBe(3);
-      // TIME, the read of the resource and of the line, the holders, the lock key, once per script; the permit
-      // and the place written and dropped; the guard and the keys' expiry checked (55 before the scripts read once)
-      expect(total(counts)).toBeLessThanOrEqual(40);
+      // two scripts: the release that grants the first in line (no claim follows), the new refusal
+      expect(counts.evalsha).toBe(2);
+      // the waiter is of the releaser's process: told in the release's reply, no notice
+      expect(counts.publish).toBeUndefined();
+      // TIME, the read of the resource and of the line, the holders, the lock key, once per script; the permits
+      // ended and granted, the place written and dropped; the guard pushed, the keys' expiry checked (40 before
+      // the release granted the first in line directly)
+      expect(total(counts)).toBeLessThanOrEqual(26);
     }
   });
 });

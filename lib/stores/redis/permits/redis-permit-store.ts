@@ -1,8 +1,11 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { newOwnerId } from '../../../utils/owner-id.js';
 import { isOne } from '../client/reply.js';
 import type { RedisClientPort } from '../client/redis-client-port.js';
 import type { LockStoreError } from '../../../errors/lock-store.error.js';
 import type { LeaseRenewal, ReleaseWatch } from '../../../interfaces/lease.interface.js';
+import type { DirectGrant } from '../../../interfaces/waiting-line.interface.js';
 import type {
   PermitHolderState,
   PermitRequest,
@@ -26,6 +29,8 @@ import { runScript, runScriptBatch } from '../script-runner.js';
 import { isWrongType, redisStoreError } from '../store-error.js';
 import { unreachableServer } from '../connection-failure.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
+import { PermitGrants } from './permit-grants.js';
+import { ownChannel } from '../line/line-protocol.js';
 import {
   PERMIT_ACQUIRE,
   permitAcquireArgs,
@@ -83,6 +88,10 @@ export class RedisPermitStore implements PermitStore {
   private readonly subscriber?: ReleaseSubscriber;
   private readonly publishCommand: string;
   private readonly cluster: boolean;
+  /** The offers our waiters left with their places, for the permits releases grant them directly. */
+  private readonly grants = new PermitGrants();
+  /** Grants nobody here takes, on their way back to the server. */
+  private readonly givingBack = new Set<Promise<void>>();
   private closed = false;
 
   /** @throws LockConfigurationError when an option is invalid or has an unknown name */
@@ -108,6 +117,7 @@ export class RedisPermitStore implements PermitStore {
         owner: this.owner,
         linger: SUBSCRIPTION_LINGER,
         handoffWindow: this.handoffWindow,
+        onGrant: (version, fence) => this.grantArrived(version, fence),
       });
     }
   }
@@ -115,12 +125,26 @@ export class RedisPermitStore implements PermitStore {
   async acquire(request: PermitRequest): Promise<PermitResult> {
     const shape = checkPermitShape(request.shape);
     const keys = this.keysOf(request.key);
-    const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys));
-    const reply = await this.run('acquire', request.key, keys, () =>
-      runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
-    );
+    // a waiter leaves its offer with its place, for a release to grant it directly (only where it hears so)
+    const version =
+      request.waiting?.direct && this.subscriber
+        ? this.grants.offer(request.key, request.token, request.ttl, performance.now())
+        : 0;
+    const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys), version);
+    let reply: unknown;
+    try {
+      reply = await this.run('acquire', request.key, keys, () =>
+        runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
+      );
+    } catch (error) {
+      if (version && this.grants.withdraw(request.token)) this.giveBack(request.key, request.token);
+      throw error;
+    }
     const [outcome, value, ahead] = reply as [number, number | string, number];
-    if (isOne(outcome)) return request.fencing ? { acquired: true, fence: Number(value) } : { acquired: true };
+    if (isOne(outcome)) {
+      this.grants.spent(request.token);
+      return request.fencing ? { acquired: true, fence: Number(value) } : { acquired: true };
+    }
     if (outcome === 2) return { acquired: false, inUseAs: inUseAs(String(value)) };
     const remainingTtl = Number(value) >= 0 ? Number(value) : undefined;
     return ahead >= 0 ? { acquired: false, remainingTtl, ahead } : { acquired: false, remainingTtl };
@@ -128,18 +152,42 @@ export class RedisPermitStore implements PermitStore {
 
   async release(key: string, token: string): Promise<boolean> {
     const keys = this.keysOf(key);
-    const reply = await this.run('release', key, keys, () =>
-      runScript(this.client, PERMIT_RELEASE, permitScriptKeys(keys), permitReleaseArgs(token, this.notices(keys))),
-    );
-    return isOne(reply);
+    const reply = (await this.run('release', key, keys, () =>
+      runScript(
+        this.client,
+        PERMIT_RELEASE,
+        permitScriptKeys(keys),
+        permitReleaseArgs(token, this.notices(keys), this.owner),
+      ),
+    )) as number[];
+    // permits it granted to waiters of ours: told here, not by a notice
+    for (let index = 1; index + 1 < reply.length; index += 2)
+      this.grantArrived(Number(reply[index]), Number(reply[index + 1]));
+    return isOne(reply[0]);
   }
 
   async leaveLine(key: string, token: string): Promise<void> {
     if (this.closed) return;
     const keys = this.keysOf(key);
-    await this.run('leave the line of', key, keys, () =>
-      runScript(this.client, PERMIT_LEAVE_LINE, permitScriptKeys(keys), permitLeaveLineArgs(token, this.notices(keys))),
-    );
+    try {
+      await this.run('leave the line of', key, keys, () =>
+        runScript(
+          this.client,
+          PERMIT_LEAVE_LINE,
+          permitScriptKeys(keys),
+          permitLeaveLineArgs(token, this.notices(keys)),
+        ),
+      );
+    } catch (error) {
+      // the script would have ended a permit a release granted the place: such a grant is given back instead
+      if (this.grants.withdraw(token)) this.giveBack(key, token);
+      throw error;
+    }
+    this.grants.spent(token);
+  }
+
+  takeGrant(key: string, token: string): DirectGrant | undefined {
+    return this.grants.take(key, token);
   }
 
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
@@ -199,10 +247,24 @@ export class RedisPermitStore implements PermitStore {
     return permitState({ shape, permits, waiting, fence: fence === '' ? undefined : Number(fence) });
   }
 
-  async watch(key: string, since?: number): Promise<ReleaseWatch> {
+  async watch(key: string, since?: number, token?: string): Promise<ReleaseWatch> {
     if (!this.subscriber || this.closed) return NotifiableWatch.timerOnly();
+    const { channel } = this.keysOf(key);
     try {
-      return await this.subscriber.watch(this.keysOf(key).channel, since);
+      // a waiter also hears its process's own channel, where a release tells it of the permit it granted it
+      if (token === undefined) return await this.subscriber.watch(channel, since);
+      const watch = await this.subscriber.watch([channel, ownChannel(channel, this.owner)], since);
+      this.grants.attach(token, watch);
+      const grants = this.grants;
+      return {
+        listeningSince: watch.listeningSince,
+        next: (timeout) => watch.next(timeout),
+        wake: () => watch.wake(),
+        close() {
+          grants.detach(token, watch);
+          watch.close();
+        },
+      };
     } catch {
       // pub/sub refused (ACL, proxy without pub/sub): the waiter falls back to its timer
       return NotifiableWatch.timerOnly();
@@ -212,8 +274,39 @@ export class RedisPermitStore implements PermitStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.all(this.givingBack);
     await this.subscriber?.close();
     if (this.options.ownsClient) await closeClient(this.client);
+  }
+
+  /**
+   * A notice on our own channel: a release granted a waiter's request its permit. The grants wake that waiter
+   * alone (never the channel's every watch); a grant nobody here will take is given back.
+   */
+  private grantArrived(version: number, fence: number): boolean {
+    const untaken = this.grants.arrived(version, fence);
+    if (untaken) this.giveBack(untaken.key, untaken.token);
+    return false;
+  }
+
+  /**
+   * Releases a permit granted to a request whose reply was lost, so that it passes to the next in line at once;
+   * again after a store error while the permit could still be alive.
+   */
+  private giveBack(key: string, token: string): void {
+    const call = (async () => {
+      for (let delay = 20; delay <= 500; delay *= 2) {
+        try {
+          await this.release(key, token);
+          return;
+        } catch {
+          if (this.closed) return;
+          await sleep(delay);
+        }
+      }
+    })();
+    this.givingBack.add(call);
+    void call.finally(() => this.givingBack.delete(call));
   }
 
   /** How the scripts that may call the line of `keys` tell the processes they reserved for. */

@@ -11,7 +11,9 @@ import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js
  * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 ttl ms; 3 fencing ('1'/'0'); 4 holder record ('' for none); 5 shape ('limit:N' or 'rw');
  * 6 mode ('p', 'r' or 'w'); 7 place ms (the rest of the wait; '0' takes no place); 8 owner id; 9 hand-off
- * window ms; 10 publish command ('PUBLISH', 'SPUBLISH' or '' for none); 11 channel.
+ * window ms; 10 publish command ('PUBLISH', 'SPUBLISH' or '' for none); 11 channel; 12 offer version ('0' for
+ * none): a refused request that waits leaves its terms with its place (`o:`), under this version, so that a
+ * release can grant it the permit directly and tell its process which request that was.
  * Returns {1, fence or 0} on a grant, {0, ms until something holding it back ends or -1, places ahead or -1}
  * on a refusal, {2, shape in use} when the resource is in use with another shape.
  */
@@ -20,7 +22,10 @@ export const PERMIT_ACQUIRE = permitScript(
   `
 local token, ttl, fencing, holder = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local shape, mode, placeTtl, owner = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
-local window, publish, channel = tonumber(ARGV[9]), ARGV[10], ARGV[11]
+local window, publish, channel, version = tonumber(ARGV[9]), ARGV[10], ARGV[11], ARGV[12]
+-- the offer this request leaves with its place when refused
+local offer = nil
+if version ~= '0' and placeTtl > 0 then offer = version .. ' ' .. text(ttl) .. ' ' .. fencing .. ' ' .. holder end
 readResource(token)
 prunePermits()
 -- our own live permit: a retry whose first reply was lost; refresh it and answer as the first time
@@ -52,7 +57,8 @@ end
 answerReservations(places, owner, token)
 local limit = limitOf(shape)
 local mutexTtl = mutexHoldTtl()
-local line = callLine(places, limit, window, function() return mutexTtl ~= -2 end)
+local line = callLine(places, limit, window, function() return mutexTtl ~= -2 end,
+  { publish = publish, channel = channel, caller = token })
 notify(line, places, publish, channel, token, owner)
 local admitted
 -- the permits held before this call's grant (nil while not counted)
@@ -90,21 +96,25 @@ if admitted then
   return {1, fence}
 end
 if placeTtl > 0 then markMutexLease(mutexTtl) end
+-- the keys outlive a place by the ttl of the permit its offer asks for: a release may grant it until it ends
+local keptFor = placeTtl
+if offer then keptFor = placeTtl + ttl end
 if position and placeTtl > 0 then
   places[position].untilMs = now + placeTtl
+  places[position].offerText = offer
   savePlace(places[position])
-  keepKeys(now + placeTtl, {})
+  keepKeys(now + keptFor, {})
 elseif not position and placeTtl > 0 then
-  local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner }
+  local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner, offerText = offer }
   -- the first place creates the line's key
   local fresh = {}
-  if #places == 0 then fresh = { lineKey } end
-  redis.call('ZADD', lineKey, redis.call('HINCRBY', infoKey, 'seq', 1), token)
+  if line.waiting == 0 then fresh = { lineKey } end
+  redis.call('ZADD', lineKey, text(nextArrival()), token)
   savePlace(place)
   if #newShape > 0 then redis.call('HSET', infoKey, unpack(newShape)) end
   places[#places + 1] = place
   position = #places
-  keepKeys(now + placeTtl, fresh)
+  keepKeys(now + keptFor, fresh)
 end
 -- how soon something holding it back ends by itself: a permit, a reservation, the mutex lease
 local soonest = -1
@@ -127,12 +137,16 @@ return {0, soonest, ahead}
 `,
 );
 
-/** The ARGV of {@link PERMIT_ACQUIRE} for a request of `owner` (its shape checked), in the order the script reads them. */
+/**
+ * The ARGV of {@link PERMIT_ACQUIRE} for a request of `owner` (its shape checked), in the order the script reads
+ * them; `version` names the offer a refused waiter leaves (0: none, its process hears no notices).
+ */
 export function permitAcquireArgs(
   request: PermitRequest,
   shape: PermitShape,
   owner: string,
   notices: PermitNotices,
+  version: number,
 ): Array<string | number> {
   return [
     request.token,
@@ -144,5 +158,6 @@ export function permitAcquireArgs(
     request.waiting ? Math.min(MAX_DURATION, Math.max(1, Math.ceil(request.waiting.ttl))) : 0,
     owner,
     ...noticeArgs(notices),
+    version,
   ];
 }

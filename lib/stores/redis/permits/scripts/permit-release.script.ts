@@ -1,22 +1,22 @@
 import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js';
 
 /**
- * Ends the permit of a token and, in the same step, reserves freed permits for the line in its order and
- * tells the processes of the places reserved.
+ * Ends the permit of a token and, in the same step, serves the line in its order with the permits freed: a
+ * place that left an offer is granted its permit, and only its process is told; one without has a permit
+ * reserved, and its process is told to claim it.
  *
  * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
- * ARGV: 1 token; 2 hand-off window ms; 3 publish command ('PUBLISH', 'SPUBLISH' or ''); 4 channel.
- * Returns 1 when the token held a live permit, 0 otherwise.
+ * ARGV: 1 token; 2 hand-off window ms; 3 publish command ('PUBLISH', 'SPUBLISH' or ''); 4 channel; 5 owner id
+ * of the releasing process, whose own waiters granted a permit are told in the reply, not by a notice.
+ * Returns {1 when the token held a live permit, else 0; then version, fence of each such grant}.
  */
 export const PERMIT_RELEASE = permitScript(
   'permit-release',
   `
-local token, window, publish, channel = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local token, window, publish, channel, owner = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 readResource(token)
 prunePermits()
 local limit = limitOf(state.shape)
--- whether this permit ends last, so that the guard lasts as long as it
-local last = redis.call('ZRANGE', permitsKey, -1, -1)[1] == token
 local released = redis.call('ZREM', permitsKey, token)
 if released == 1 then
   if not limit and state.writer == token then
@@ -28,21 +28,24 @@ if released == 1 then
 end
 -- called even when the permit had ended: its end (or another's, pruned above) may free the line's first
 local places = liveLine()
-local line = callLine(places, limit, window, mutexHeld)
+local told = {}
+local line = callLine(places, limit, window, mutexHeld, { publish = publish, channel = channel, caller = '', owner = owner, told = told })
 notify(line, places, publish, channel, '', '')
 local held = line.held
 if held == nil then held = redis.call('ZCARD', permitsKey) end
 if held == 0 then
-  if #places == 0 then dropKeys() end
+  if line.waiting == 0 then dropKeys() end
   endGuard(publish, channel, window)
-elseif last then
+elseif (line.granted or 0) == 0 then
+  -- nothing granted here: the guard shrinks to the longest permit left (a grant covered itself, and the guard
+  -- then outlasts the permits by at most what the released one had left)
   shrinkGuard()
 end
-return released
+return { released, unpack(told) }
 `,
 );
 
-/** The ARGV of {@link PERMIT_RELEASE} for `token`, in the order the script reads them. */
-export function permitReleaseArgs(token: string, notices: PermitNotices): Array<string | number> {
-  return [token, ...noticeArgs(notices)];
+/** The ARGV of {@link PERMIT_RELEASE} for `token` released by `owner`, in the order the script reads them. */
+export function permitReleaseArgs(token: string, notices: PermitNotices, owner: string): Array<string | number> {
+  return [token, ...noticeArgs(notices), owner];
 }

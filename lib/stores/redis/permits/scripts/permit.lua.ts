@@ -2,12 +2,14 @@
  * Lua shared by every permit script. All of them take the same KEYS, on one Cluster slot (permit-keys.ts):
  * 1 permits: sorted set, token -> expiry (ms of the server clock); a permit whose expiry passed is ended
  * 2 info: hash; `shape` ('limit:N' or 'rw', kept while a permit or place exists), `writer` (the writing
- *   permit's token), `seq` (the line's counter), `p:<token>` (a permit: 'mode:fence:holder record', mode p
+ *   permit's token), `p:<token>` (a permit: 'mode:fence:holder record', mode p
  *   for a semaphore permit, r or w) and `q:<token>` (a place: 'mode:until:reservedUntil:owner', until = the
  *   end of its wait in ms, reservedUntil = the end of the permit reserved for it, 0 while none is, owner = the
  *   owner id of its waiter's process; then ':1' while its reservation is answered: a request came from that
- *   process after the reservation was made, see passOverGone)
- * 3 line: sorted set, token -> arrival number: the waiting places in order
+ *   process after the reservation was made, see passOverGone) and `o:<token>` (the offer its waiter left, when
+ *   its process hears notices: 'version ttl fencing holder record', the permit a release grants it directly)
+ * 3 line: sorted set, token -> arrival number (above the last place's, at least the server clock in µs): the
+ *   waiting places in order
  * 4 fence: the resource's fence counter, shared with its mutex leases (../../scripts/fence.lua.ts)
  * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
  *   (see GUARD below)
@@ -81,46 +83,73 @@ end
 -- a place of the line, or nil once its wait ended. A place whose reservation passed unclaimed has lapsed: it
 -- holds nobody back (a waiter that is gone costs at most one window) but keeps its turn, should its waiter
 -- come back late (a stalled process), until its wait ends
-local function placeFrom(token, record)
+local function placeFrom(token, record, offer)
   if not record then return nil end
   local mode, untilMs, reservedUntil, owner, answered = string.match(record, '^(%a):(%d+):(%d+):([^:]*):?(1?)$')
   if not mode or tonumber(untilMs) <= now then return nil end
   local place = { token = token, mode = mode, untilMs = tonumber(untilMs), reservedUntil = tonumber(reservedUntil), owner = owner }
   place.lapsed = place.reservedUntil > 0 and place.reservedUntil <= now
   place.answered = answered == '1'
+  place.offerText = offer
   return place
 end
 
+-- the permit a place's offer asks for ('version ttl fencing holder'), nil for a place without one
+local function offerOf(place)
+  if not place.offerText then return nil end
+  local version, ttl, fencing, holder = string.match(place.offerText, '^(%d+) (%d+) ([01]) ?(.*)$')
+  if not version then return nil end
+  return { version = version, ttl = tonumber(ttl), fencing = fencing, holder = holder }
+end
+
+-- the place's record, with its offer when it has one, in one write
 local function savePlace(place)
   -- a place without a reservation has none for its process to answer
   place.answered = place.answered and place.reservedUntil > 0
   local answered = ''
   if place.answered then answered = ':1' end
-  redis.call('HSET', infoKey, 'q:' .. place.token,
-    place.mode .. ':' .. text(place.untilMs) .. ':' .. text(place.reservedUntil) .. ':' .. place.owner .. answered)
+  local record = place.mode .. ':' .. text(place.untilMs) .. ':' .. text(place.reservedUntil) .. ':' .. place.owner .. answered
+  if place.offerText then
+    redis.call('HSET', infoKey, 'q:' .. place.token, record, 'o:' .. place.token, place.offerText)
+  else
+    redis.call('HSET', infoKey, 'q:' .. place.token, record)
+  end
 end
 
--- a place leaves the line
+-- a place leaves the line, with its offer
 local function dropPlace(token)
   redis.call('ZREM', lineKey, token)
-  redis.call('HDEL', infoKey, 'q:' .. token)
+  redis.call('HDEL', infoKey, 'q:' .. token, 'o:' .. token)
 end
 
--- the places of the line in order, nil where a place's wait ended: their records read in batches (one HMGET
--- per batch, not one HGET per place)
+-- the places of the line in order, nil where a place's wait ended: their records and offers read in batches
+-- (one HMGET per batch, not one HGET per place)
 local function readLine()
-  local tokens = redis.call('ZRANGE', lineKey, 0, -1)
+  local scored = redis.call('ZRANGE', lineKey, 0, -1, 'WITHSCORES')
+  local tokens = {}
+  for index = 1, #scored, 2 do tokens[#tokens + 1] = scored[index] end
+  -- the last place's arrival number, for the next place's (see nextArrival)
+  if #scored > 0 then state.lastArrival = tonumber(scored[#scored]) end
   local places = {}
-  for first = 1, #tokens, 100 do
+  for first = 1, #tokens, 50 do
     local fields = {}
-    for index = first, math.min(first + 99, #tokens) do fields[#fields + 1] = 'q:' .. tokens[index] end
+    for index = first, math.min(first + 49, #tokens) do
+      fields[#fields + 1] = 'q:' .. tokens[index]
+      fields[#fields + 1] = 'o:' .. tokens[index]
+    end
     local records = redis.call('HMGET', infoKey, unpack(fields))
-    for offset, record in ipairs(records) do
-      local token = tokens[first + offset - 1]
-      places[first + offset - 1] = placeFrom(token, record or nil)
+    for offset = 1, #records, 2 do
+      local index = first + (offset - 1) / 2
+      places[index] = placeFrom(tokens[index], records[offset] or nil, records[offset + 1] or nil)
     end
   end
   return tokens, places
+end
+
+-- the arrival number of a new place (after readLine): after the line's last, and else the server clock in µs,
+-- so that no counter need be kept or read
+local function nextArrival()
+  return math.max(nowUs, (state.lastArrival or 0) + 1)
 end
 
 -- the places in order; those whose wait ended leave the line
@@ -178,43 +207,6 @@ local function holders(limit)
   return count, state.writer ~= nil
 end
 
--- Walks the line in order: each place that fits beside the holders and the places before it has a permit
--- reserved (one reserved now gets the hand-off window to claim it); the first place that does not fit holds
--- back everyone behind it, so nobody overtakes a waiter. Lapsed places, and those of a process presumed gone,
--- are passed over. exclusive(): whether a mutex lease holds the key, asked only when someone waits. line.held
--- (the permits held) and line.count (with the places that fit) are nil when the line is empty.
-local function callLine(places, limit, window, exclusive)
-  local line = { fitting = {}, reserved = {}, stopped = false }
-  if #places == 0 then return line end
-  passOverGone(places)
-  local count, writer = holders(limit)
-  line.held = count
-  line.stopped = exclusive()
-  for _, place in ipairs(places) do
-    if place.lapsed then
-      -- holds nobody back
-    elseif not line.stopped and fits(limit, place.mode, count, writer) then
-      count = count + 1
-      writer = writer or place.mode == 'w'
-      line.fitting[place.token] = true
-      if place.reservedUntil == 0 then
-        place.reservedUntil = now + window
-        savePlace(place)
-        line.reserved[#line.reserved + 1] = place
-      end
-    else
-      line.stopped = true
-      -- reserved before, it no longer fits (a late waiter came back to an earlier place): it waits again
-      if place.reservedUntil > 0 then
-        place.reservedUntil = 0
-        savePlace(place)
-      end
-    end
-  end
-  line.count, line.writer = count, writer
-  return line
-end
-
 -- While permits live, the lock key holds their guard '#' (tokens are hex: no lease starts with it), as long as
 -- the longest of them: the mutex's plain SET NX is refused beside permits, as permits are beside a mutex lease.
 -- A mutex caller that waits marks it '!#', as it marks a lease: from then on no permit is granted, so permits
@@ -250,8 +242,9 @@ local function coverPermit(ttl)
   local value = currentLock()
   if not value then
     setLock(GUARD, ttl)
-  elseif (value == GUARD or value == MARKED_GUARD) and redis.call('PTTL', lockKey) < ttl then
-    redis.call('PEXPIRE', lockKey, text(ttl))
+  elseif value == GUARD or value == MARKED_GUARD then
+    -- GT: only ever later, in one command (a longer guard stays as it is)
+    redis.call('PEXPIRE', lockKey, text(ttl), 'GT')
   end
 end
 
@@ -334,6 +327,100 @@ local function keepKeys(untilMs, fresh)
   end
   local at = text(untilMs + math.min(untilMs - now, 60000))
   for _, key in ipairs({ infoKey, permitsKey, lineKey }) do redis.call('PEXPIREAT', key, at) end
+end
+
+-- Grants the permit a place's offer asks for, in this step, and tells its process on its own channel
+-- ('=version fence', line-protocol.ts), so its waiter holds it without another request: 'granted'; 'gone',
+-- undone, when nobody listens there (its process is gone; the place leaves the line); nil when no fence can
+-- be drawn (the waiter's own request will say why). A place of the calling process (direct.owner) is told in
+-- the script's reply instead (direct.told: version, fence, ...). heldBefore: the permits held before this one.
+local function grantPlace(place, offer, direct, heldBefore)
+  local fence = 0
+  if offer.fencing == '1' then
+    fence = nextFence(fenceKey)
+    if type(fence) == 'table' then return nil end
+  end
+  local tokenField = 'p:' .. place.token
+  redis.call('ZADD', permitsKey, text(now + offer.ttl), place.token)
+  if place.mode == 'w' then
+    redis.call('HSET', infoKey, tokenField, place.mode .. ':' .. text(fence) .. ':' .. offer.holder, 'writer', place.token)
+  else
+    redis.call('HSET', infoKey, tokenField, place.mode .. ':' .. text(fence) .. ':' .. offer.holder)
+  end
+  dropPlace(place.token)
+  local heard = 1
+  if place.owner == direct.owner then
+    direct.told[#direct.told + 1] = tonumber(offer.version)
+    direct.told[#direct.told + 1] = fence
+  else
+    -- pcall: a user whose ACL refuses the channel still releases; the waiter finds its permit when it asks again
+    heard = redis.pcall(direct.publish, direct.channel .. ':' .. place.owner, '=' .. offer.version .. ' ' .. text(fence))
+  end
+  if type(heard) ~= 'number' or heard == 0 then
+    redis.call('ZREM', permitsKey, place.token)
+    if place.mode == 'w' then redis.call('HDEL', infoKey, tokenField, 'writer') else redis.call('HDEL', infoKey, tokenField) end
+    return 'gone'
+  end
+  if place.mode == 'w' then state.writer = place.token end
+  if state.firstEnd ~= nil and (not state.firstEnd or now + offer.ttl < state.firstEnd) then state.firstEnd = now + offer.ttl end
+  coverPermit(offer.ttl)
+  -- the keys outlive the place's wait by its offer's ttl already (ACQUIRE); the permits' key, made now, joins them
+  if heldBefore == 0 then redis.call('PEXPIRE', permitsKey, redis.call('PTTL', infoKey)) end
+  return 'granted'
+end
+
+-- Walks the line in order: each place that fits beside the holders and the places before it is served; the
+-- first place that does not fit holds back everyone behind it, so nobody overtakes a waiter. A place that left
+-- an offer is granted its permit right here (grantPlace) while notices are on; one without has a permit
+-- reserved (one reserved now gets the hand-off window to claim it). Lapsed places, and those of a process
+-- presumed gone, are passed over. exclusive(): whether a mutex lease holds the key, asked only when someone
+-- waits. direct: how grants are told ({ publish, channel, caller = the token of the request that called the
+-- line, '' for none: its own script admits it }). line.held (the permits held, those granted here included),
+-- line.granted (those) and line.count (with the places that fit) are nil when the line is empty; line.waiting
+-- counts the places still in the line.
+local function callLine(places, limit, window, exclusive, direct)
+  local line = { fitting = {}, reserved = {}, stopped = false, waiting = #places }
+  if #places == 0 then return line end
+  passOverGone(places)
+  local count, writer = holders(limit)
+  local heldBefore = count
+  local granted = 0
+  line.stopped = exclusive()
+  for _, place in ipairs(places) do
+    if place.lapsed then
+      -- holds nobody back
+    elseif not line.stopped and fits(limit, place.mode, count, writer) then
+      local offer = place.reservedUntil == 0 and place.token ~= direct.caller and direct.publish ~= '' and offerOf(place)
+      local outcome = offer and grantPlace(place, offer, direct, count)
+      if outcome then
+        -- granted, or gone: either way out of the line, holding nobody back
+        place.lapsed, place.gone, line.waiting = true, true, line.waiting - 1
+        if outcome == 'granted' then
+          count, granted = count + 1, granted + 1
+          writer = writer or place.mode == 'w'
+        end
+      else
+        count = count + 1
+        writer = writer or place.mode == 'w'
+        line.fitting[place.token] = true
+        -- the caller's own place needs no reservation: its script admits it now
+        if place.reservedUntil == 0 and place.token ~= direct.caller then
+          place.reservedUntil = now + window
+          savePlace(place)
+          line.reserved[#line.reserved + 1] = place
+        end
+      end
+    else
+      line.stopped = true
+      -- reserved before, it no longer fits (a late waiter came back to an earlier place): it waits again
+      if place.reservedUntil > 0 then
+        place.reservedUntil = 0
+        savePlace(place)
+      end
+    end
+  end
+  line.count, line.writer, line.held, line.granted = count, writer, heldBefore + granted, granted
+  return line
 end
 
 -- nothing holds or waits any more: the keys go
