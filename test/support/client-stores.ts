@@ -236,6 +236,10 @@ export function nodeRedisCluster(
 export function nodeRedisClusterKind(major: NodeRedisMajor): StoreKind {
   return {
     name: `RedisLockStore on a node-redis ${major} cluster`,
+    // the module bounds every node-redis command at 2 s (NODE_REDIS_COMMAND_TIMEOUT): a renewal sent a third into
+    // a 3 s lease that times out leaves no time to ask again, which a CI machine with both cores busy showed
+    // twice on node-redis 6 (all 200 leases lost in one batch); 6 s leave one retry after a timed-out renewal
+    renewalTtl: 6000,
     async create() {
       const keyPrefix = uniquePrefix();
       const { startupNodes } = await clusterKind.cluster();

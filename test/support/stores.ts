@@ -55,7 +55,9 @@ export interface StoreKind {
   fenceClock?(): number;
   /**
    * The lease of the suite's mass-renewal test, in ms: a store whose every renewal is a consensus write of
-   * several servers (etcd) can miss renewals for over 2 s on a machine with both cores busy. @default 3000
+   * several servers (etcd) can miss renewals for over 2 s on a machine with both cores busy, and a client
+   * whose commands the module bounds (node-redis, 2 s) needs a lease that leaves a retry after a timed-out
+   * renewal. @default 3000
    */
   readonly renewalTtl?: number;
 }

@@ -1,12 +1,11 @@
 // One of the processes of processes.spec.ts: takes KEY SECTIONS times through a PostgresLockStore at
 // POSTGRES_URL (KEY_PREFIX), holds it HOLD ms each time, and prints `enter <time> <fence>` and `exit <time>`
-// with times in epoch ms to the microsecond, comparable across the processes of one machine. Inside each
+// with times in ms of the machine's monotonic clock, comparable across its processes. Inside each
 // section it writes its fence to the row RESOURCE of the table `fenced_resource`, which refuses a fence not
 // above the last one written (a stale writer), and prints `stale <fence>` when refused. Prints `ready` once
 // its store is checked (and listening), then starts on `go`; at the end `asks <n>`, the acquire statements it
 // sent, and `done`. RETRY_MIN_DELAY (ms), when set, lengthens the waiters' backoff so that notices, not
 // timers, wake them.
-import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -18,7 +17,10 @@ const { POSTGRES_URL, KEY_PREFIX, KEY, SECTIONS, HOLD, RESOURCE, RETRY_MIN_DELAY
   string
 >;
 const minDelay = RETRY_MIN_DELAY ? Number(RETRY_MIN_DELAY) : undefined;
-const now = (): number => performance.timeOrigin + performance.now();
+// CLOCK_MONOTONIC, in ms: one clock for every process of the machine, which a step of the wall clock does not
+// move (performance.timeOrigin is the wall clock when each process started: a step of it between two
+// processes' starts sets their times apart by the step, and sections look overlapped or spaced that were not)
+const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 const store = new PostgresLockStore({ connectionString: POSTGRES_URL, keyPrefix: KEY_PREFIX });
 // each acquire is one statement: counted here, as the server would count them
