@@ -74,12 +74,12 @@ describe('EtcdKeepAlives', () => {
   it('fails every waiting renewal and leaves a member that answers nothing, then opens new lanes', async () => {
     const member = membersAnsweringAfter('never');
     const keepAlives = new EtcdKeepAlives(member.members, 100);
-    const outcomes = await keepAlives.renew(['1', '2', '3']);
-    expect(outcomes.map((outcome) => (outcome as Error).message)).toEqual([
-      'no keep-alive answer within 100 ms',
-      expect.stringMatching(/keep-alive/),
-      expect.stringMatching(/keep-alive/),
-    ]);
+    const messages = (await keepAlives.renew(['1', '2', '3'])).map((outcome) => (outcome as Error).message);
+    // whichever renewal's deadline is seen first fails by it; it resets the lanes, which fails the others
+    expect(messages).toContain('no keep-alive answer within 100 ms');
+    expect(messages).toEqual(
+      messages.map(() => expect.stringMatching(/^(no keep-alive answer|the keep-alive stream)/)),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     expect(member.failed).toHaveLength(1);
     expect(member.lanes.every((lane) => lane.cancelled)).toBe(true);
