@@ -79,19 +79,31 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
       await Promise.allSettled(workers);
     });
 
-    await grantsUntil(50);
+    // each stage bounded on its own, so that a run that takes too long says which stage it was in
+    const within = async <T>(stage: string, ms: number, work: Promise<T>): Promise<T> => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${stage}: not done within ${ms} ms (${grants.length} grants)`)), ms);
+      });
+      try {
+        return await Promise.race([work, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    await within('the first 50 grants', 30_000, grantsUntil(50));
     const master = await group.master();
     const replicas = group.servers.filter((server) => server !== master);
     group.isolate(master);
     const isolatedAt = performance.now();
-    await grantsUntil(grants.length + 1);
+    await within('a grant by the isolated master', 20_000, grantsUntil(grants.length + 1));
     await delay(Math.max(0, ISOLATED_MS - (performance.now() - isolatedAt)));
     await master.process.kill();
     const killedAt = performance.now();
     // what the replicas have now is all a promoted one will ever have of the dead master's grants
     const counters = new Map(await Promise.all(replicas.map(async (r) => [r, await counterOn(r, fenceKey)] as const)));
-    const successor = await group.waitForFailover(master);
-    await grantsUntil(grants.length + 50);
+    const successor = await within("the Sentinels' failover", 60_000, group.waitForFailover(master));
+    await within('50 grants after the failover', 30_000, grantsUntil(grants.length + 50));
     running = false;
     await Promise.all(workers);
 
@@ -102,5 +114,5 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
     expect(after.length).toBeGreaterThanOrEqual(50);
     expect(Math.min(...after)).toBeGreaterThan(Math.max(...before));
     for (let i = 1; i < grants.length; i++) expect(grants[i].fence).toBeGreaterThan(grants[i - 1].fence);
-  }, 90_000);
+  }, 150_000);
 });
