@@ -20,13 +20,7 @@ local limit = limitOf(state.shape)
 local last = false
 if state.own then
   last = redis.call('ZRANGE', permitsKey, -1, -1)[1] == token
-  redis.call('ZREM', permitsKey, token)
-  if not limit and state.writer == token then
-    redis.call('HDEL', infoKey, 'p:' .. token, 'writer')
-    state.writer = nil
-  else
-    redis.call('HDEL', infoKey, 'p:' .. token)
-  end
+  dropPermit(token)
 end
 local places = liveLine()
 local line = callLine(places, limit, window, mutexHeld, { publish = publish, channel = channel, caller = '' })

@@ -17,15 +17,7 @@ local token, window, publish, channel, owner = ARGV[1], tonumber(ARGV[2]), ARGV[
 readResource(token)
 prunePermits()
 local limit = limitOf(state.shape)
-local released = redis.call('ZREM', permitsKey, token)
-if released == 1 then
-  if not limit and state.writer == token then
-    redis.call('HDEL', infoKey, 'p:' .. token, 'writer')
-    state.writer = nil
-  else
-    redis.call('HDEL', infoKey, 'p:' .. token)
-  end
-end
+local released = dropPermit(token)
 -- called even when the permit had ended: its end (or another's, pruned above) may free the line's first
 local places = liveLine()
 local told = {}

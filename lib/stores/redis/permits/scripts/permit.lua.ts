@@ -122,6 +122,19 @@ local function dropPlace(token)
   redis.call('HDEL', infoKey, 'q:' .. token, 'o:' .. token)
 end
 
+-- token's permit ends, with its record (and the writer's field when it was the writer): 1 when it held one
+local function dropPermit(token)
+  local removed = redis.call('ZREM', permitsKey, token)
+  if removed == 0 then return 0 end
+  if state.writer == token then
+    redis.call('HDEL', infoKey, 'p:' .. token, 'writer')
+    state.writer = nil
+  else
+    redis.call('HDEL', infoKey, 'p:' .. token)
+  end
+  return 1
+end
+
 -- the places of the line in order, nil where a place's wait ended: their records and offers read in batches
 -- (one HMGET per batch, not one HGET per place)
 local function readLine()
