@@ -8,9 +8,10 @@ function cost(t: Tables, log: CommandLog, id: number): string {
   return (
     `Client CPU ${fmt(at(t, id, SERVICE, 'clientCpu'))} vs ${fmt(at(t, id, 'floor', 'clientCpu'))} µs per cycle ` +
     `(floor), server CPU ${fmt(at(t, id, SERVICE, 'serverCpu'))} vs ${fmt(at(t, id, 'floor', 'serverCpu'))} µs, ` +
-    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. As many commands as the floor's, but the release's ` +
-    'EVALSHA carries 4 keys and 6 arguments to a longer script, and the client LockModule creates arms a command ' +
-    'timeout per command; docs/benchmarks.md splits the client CPU between these and the engine, with profiles.'
+    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. As many commands as the floor's (the release of an ` +
+    'unmarked lease is a 1-key, 1-argument script like the floor’s), but the SET carries the holder record and ' +
+    'the client LockModule creates arms a command timeout per command; docs/benchmarks.md splits the client CPU ' +
+    'between these and the engine, with profiles.'
   );
 }
 
@@ -118,7 +119,15 @@ export function nestPathChecks(t: Tables, log: CommandLog): Check[] {
       unit: '',
       limit: 12,
       compare: '<=',
-      why: () => `Per grant: ${permits?.breakdown}.`,
+      why: () =>
+        `Per grant: ${permits?.breakdown}. Two scripts per grant: the release, which grants the first place that ` +
+        'fits (EVALSHA, TIME, HMGET of the resource, ZRANGE for the prune, ZREM + HDEL of the permit, ZRANGE + ' +
+        'HMGET of the line, ZCARD, GET of the lock key, ZADD + HSET of the grant, ZREM + HDEL of its place, PEXPIRE ' +
+        'GT of the guard: 15), and the releaser’s refused ask, which takes a place (EVALSHA, TIME, HMGET, ZRANGE, ' +
+        'ZRANGE + HMGET, ZCARD, GET, ZADD + HSET of the place, PTTL: 11). A resource is three keys (the permits, ' +
+        'the records, the line), so every step is a command of its own; 12 needs its state in one value, read and ' +
+        'written once per script (TIME, GET, GET of the lock key, SET: about 5 a script), a new layout that old ' +
+        'and new processes must not share during a rolling deploy.',
     },
     {
       target: 'LockService, semaphore of 3 under 8 workers: Jain ≥ 0.99',
