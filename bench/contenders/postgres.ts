@@ -11,8 +11,8 @@ export const nestjsLockPostgres: Library = {
   kind: 'ours',
   waiting:
     'local FIFO per key; across processes a line of waiters in a table: the release reserves the key for the first ' +
-    'in line for the hand-off window and one NOTIFY wakes every waiting process (one LISTEN connection per store), ' +
-    'each of which asks again; only the first in line is granted',
+    'in line for the hand-off window and sends one NOTIFY (one LISTEN connection per store) naming the first and ' +
+    'the next process in line: the first asks at once, the next once the window is over, the rest sleep on',
   async open(url) {
     const manager = new LockManager({
       store: new PostgresLockStore({ connectionString: url }),
