@@ -88,7 +88,8 @@ export function nestPathChecks(t: Tables, log: CommandLog): Check[] {
       compare: '<=',
       why: () =>
         `A round of the 7 others takes ${fmt((7 * 1000) / (at(t, 6, SERVICE, 'rate') ?? NaN))} ms at this rate; the ` +
-        `floor's wait max in the same run is ${fmt(at(t, 6, 'floor', 'waitMax'))} ms.`,
+        `floor's wait max in the same run is ${fmt(at(t, 6, 'floor', 'waitMax'))} ms. Where the longest waits ` +
+        'come from, measured: docs/benchmarks.md ("What is not done yet").',
     },
     {
       target: 'LockService, 8 processes greedy: ≤ 8 server commands per cross-process hand-off',
@@ -100,7 +101,8 @@ export function nestPathChecks(t: Tables, log: CommandLog): Check[] {
         `Per hand-off: ${handoffs?.breakdown}. Two scripts: the release that grants the first in line (EVALSHA, ` +
         'GET, LPOP of its entry with its request, SET, PUBLISH to its process) and the releaser’s own refused ask ' +
         '(EVALSHA, SET NX GET, RPUSH of its entry; no PTTL: the releaser knows the end of the lease its release ' +
-        'granted); the rest are waiters asking again after their backoff.',
+        'granted). A waiter told by the line sends nothing until its grant; the rest is the start of the run (each ' +
+        'process’s first refusal, its SUBSCRIBE, and one more request because its first went before its subscription).',
     },
     {
       target: 'LockService, semaphore of 3 under 8 workers: grants/s ≥ 1.0× redis-semaphore',

@@ -64,7 +64,8 @@ export interface ReleaseWatch {
   /**
    * The `performance.now()` time from which on this watch has missed no notice (one heard before it was
    * made counts as heard), when the store knows it; a waiter whose refused attempt was sent after it needs
-   * no second attempt to close the gap between that refusal and the watch.
+   * no second attempt to close the gap between that refusal and the watch. `undefined` again once notices
+   * may have been lost (its connection dropped): a waiter that counted on being told asks at its backoff.
    */
   readonly listeningSince?: number;
 }

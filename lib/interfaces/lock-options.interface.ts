@@ -40,7 +40,9 @@ export interface LockOptions {
   /** How long to wait for a held lock before giving up; `0` fails at once. @default 0 */
   readonly wait?: Duration;
   /**
-   * Backoff between attempts while waiting (release notices usually wake a waiter sooner).
+   * Backoff between attempts while waiting (release notices usually wake a waiter sooner). A waiter whose
+   * request stands in the store's line and whose process hears its notices is told of its turn: it asks again
+   * only after `maxDelay`, in case its place was lost unheard.
    * @default { minDelay: 50, maxDelay: 1000, factor: 2 }
    */
   readonly retry?: Partial<BackoffOptions>;

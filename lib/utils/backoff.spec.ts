@@ -1,4 +1,4 @@
-import { backoffDelay, type BackoffOptions } from './backoff.js';
+import { backoffDelay, toldWaiterDelay, type BackoffOptions } from './backoff.js';
 
 const options: BackoffOptions = { minDelay: 50, maxDelay: 1000, factor: 2 };
 const lowest = () => 0;
@@ -48,5 +48,17 @@ describe('backoffDelay', () => {
     expect(Math.min(...delays)).toBeGreaterThanOrEqual(200);
     expect(Math.max(...delays)).toBeLessThanOrEqual(400);
     expect(new Set(delays).size).toBeGreaterThan(50);
+  });
+});
+
+describe('toldWaiterDelay', () => {
+  it('jitters maxDelay in its upper half, whatever minDelay and factor say', () => {
+    expect(toldWaiterDelay(options, lowest)).toBe(500);
+    expect(toldWaiterDelay(options, highest)).toBe(1000);
+    expect(toldWaiterDelay({ minDelay: 200, maxDelay: 200, factor: 1 }, lowest)).toBe(100);
+  });
+
+  it('never returns 0, even with a 1 ms maxDelay', () => {
+    expect(toldWaiterDelay({ minDelay: 1, maxDelay: 1, factor: 2 }, lowest)).toBe(1);
   });
 });

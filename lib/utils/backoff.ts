@@ -16,3 +16,12 @@ export function backoffDelay(attempt: number, options: BackoffOptions, random = 
   const ceiling = Math.min(options.maxDelay, options.minDelay * options.factor ** attempt);
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
+
+/**
+ * The sleep of a waiter that will be told of its turn (its request stands in the store's line and its watch
+ * hears every notice): the backoff's ceiling, `maxDelay`, jittered in its upper half. It only bounds how long a
+ * notice that could not reach the waiter (its place lost unheard) may cost.
+ */
+export function toldWaiterDelay(options: BackoffOptions, random = Math.random): number {
+  return Math.round(options.maxDelay / 2 + random() * (options.maxDelay / 2));
+}

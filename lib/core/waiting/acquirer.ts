@@ -8,7 +8,7 @@ import type { AcquireRequest, ReleaseWatch } from '../../interfaces/lease.interf
 import type { LockStore } from '../../interfaces/lock-store.interface.js';
 import type { DirectGrant, WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import type { LockSettings } from '../../options/lock-settings.js';
-import { backoffDelay } from '../../utils/backoff.js';
+import { backoffDelay, toldWaiterDelay } from '../../utils/backoff.js';
 import { raceDeadline } from '../../utils/deadline.js';
 import { newToken } from '../../utils/token.js';
 import { acquireRequest } from './acquire-request.js';
@@ -35,7 +35,10 @@ export interface Acquisition {
   readonly deadline: number;
   /** When its last request to the store was sent. */
   sentAt: number;
-  /** Whether its request stands beside its process's place in the store's line (see `firstRequest`). */
+  /**
+   * Whether its last request left its offer beside its process's place in the store's line, for a release to
+   * grant directly (see `firstRequest`).
+   */
   offered: boolean;
 }
 
@@ -61,8 +64,9 @@ export interface AcquirerParts {
  * while it is refused, it and every later one wait in the key's local queue, and only the queue's head talks
  * to the store: it sleeps until a release notice, a local release, its backoff or the holder's lease end, and
  * asks again. A local release may hand its lease straight to the head, and a store's release may grant it to
- * the head's request directly. A grant that comes back after its validity is given back, and asked for again
- * while the wait lasts.
+ * the head's request directly; a head that will be told so (see `toldOfTurn`) sleeps past its backoff, up to
+ * `retry.maxDelay`. A grant that comes back after its validity is given back, and asked for again while the
+ * wait lasts.
  */
 export class Acquirer {
   protected readonly store: LockStore;
@@ -205,8 +209,10 @@ export class Acquirer {
   /**
    * The head's wait: each round asks the store (unless a local holder has the key, or the watch heard every
    * release since the refusal), then sleeps until a release or its backoff, and takes what that release
-   * granted it directly or handed over, if anything. Ends with a grant, a refusal at the deadline, or a late
-   * grant with no time left to ask again.
+   * granted it directly or handed over, if anything. A head told of its turn sleeps `retry.maxDelay` instead of
+   * its backoff: another request would only find its place again. Every sleep ends by the holder's lease end
+   * and the deadline. Ends with a grant, a refusal at the deadline, or a late grant with no time left to ask
+   * again.
    */
   protected async waitAsHead(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
     const { key, token, settings, trace, deadline } = acquisition;
@@ -228,7 +234,11 @@ export class Acquirer {
       if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
       // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends
       const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
-      const delay = Math.min(backoffDelay(round, settings.retry), remaining, (holderLeft ?? Infinity) + 1);
+      const backoff =
+        !local && this.toldOfTurn(acquisition, watch)
+          ? toldWaiterDelay(settings.retry)
+          : backoffDelay(round, settings.retry);
+      const delay = Math.min(backoff, remaining, (holderLeft ?? Infinity) + 1);
       // a local holder can hand its lease straight to us when it releases, in its own store call
       const offer = local && this.line ? new HandOverOffer(token, settings, trace) : undefined;
       if (offer) queue.standBy(offer);
@@ -268,6 +278,20 @@ export class Acquirer {
       watch.listeningSince !== undefined &&
       watch.listeningSince <= since;
     return { watch, covered };
+  }
+
+  /**
+   * Whether the release that serves this acquisition's process will tell it so, and it need not ask at its
+   * backoff: the store grants the request beside the first place in its line straight to its waiter, the last
+   * request left one, and the watch has missed no notice since before that request was sent (a dropped
+   * subscription clears `listeningSince`; the reconnect wakes the watch). What no notice reports, a place lost
+   * unheard, is found by the request after `retry.maxDelay`; a crashed holder's end by the lease-end bound.
+   */
+  private toldOfTurn(acquisition: Acquisition, watch: ReleaseWatch): boolean {
+    const since = watch.listeningSince;
+    return (
+      this.line?.grantsToWaiters === true && acquisition.offered && since !== undefined && since <= acquisition.sentAt
+    );
   }
 
   /** Starts listening for the releases an acquisition waits for (`since`: as `LockStore.watch`). */
@@ -324,6 +348,8 @@ export class Acquirer {
     trace.attempts++;
     const sentAt = performance.now();
     acquisition.sentAt = sentAt;
+    // a request of the queue's head leaves its offer where releases grant one directly
+    acquisition.offered = waiting?.next === true && this.line?.grantsToWaiters === true;
     let result;
     try {
       result = await this.store.acquire(acquireRequest(key, token, settings, waiting));

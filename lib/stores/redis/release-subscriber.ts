@@ -197,8 +197,13 @@ export class ReleaseSubscriber {
     longest?.wake();
   }
 
+  /** Notices may be lost from now on: no channel, and no watch on one, is covered any more. */
   private forgetCoverage(): void {
-    for (const entry of this.channels.values()) entry.listeningSince = undefined;
+    for (const entry of this.channels.values()) {
+      entry.listeningSince = undefined;
+      // a waiter told of its turn by notices asks at its backoff again
+      for (const watch of entry.watches) watch.listeningSince = undefined;
+    }
   }
 
   /** Wakes every watch: notices sent while a subscription was being re-established were lost. */

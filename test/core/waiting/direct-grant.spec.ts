@@ -194,8 +194,9 @@ describe('a release that grants the lease to the waiter first in line', () => {
     // its next request found its own token holding the key and was answered as a grant
     expect(held.token).toBe(grantedTo);
     expect(held.fence).toBeGreaterThan(first.fence!);
-    // found by the request after its backoff (300 ms jittered in its upper half: at least 150), not by one woken
-    // early; measured between its own requests, a sleep counting from the last reply, wherever the release fell
+    // found by the request after its backoff (told of its turn: maxDelay, 300 ms jittered in its upper half: at
+    // least 150), not by one woken early; measured between its own requests, a sleep counting from the last
+    // reply, wherever the release fell
     expect(asked.at(-1)! - asked.at(-2)!).toBeGreaterThanOrEqual(149);
     expect(waited).toBeLessThan(SLOW_RETRY.minDelay);
     expect(attempts[0]).toBeGreaterThanOrEqual(2);

@@ -24,7 +24,8 @@ const SUBSCRIBE_TIMEOUT = 5000;
  * the port's `duplicate()` (the store's subscriber) is a second client of the same class and settings, made
  * by the port on its first subscription and closed by it; the user's client is never subscribed, never
  * closed. GLIDE emits no connection events: it re-subscribes by itself after a reconnect, and a notice lost
- * meanwhile is made up for by the waiter's backoff.
+ * meanwhile is made up for by the waiter's next request (after its backoff, or `retry.maxDelay` for a waiter
+ * told of its turn by the line).
  */
 export class GlidePort extends CommandPort implements RedisClientPort {
   readonly isCluster: boolean;
