@@ -9,6 +9,7 @@ import { sharedStoreOptions, type SharedStoreOptions } from '../../options/share
 import { redactUrl } from '../../utils/redact.js';
 import { commandTimeoutOf } from './cluster-client.js';
 import { coalesceWrites } from './coalesced-writes.js';
+import { takeOverCommandTimeout } from './command-deadlines.js';
 import { loadIoredis } from './load-ioredis.js';
 import { RedisLockStore } from './redis.store.js';
 import { checkRedisStoreOptions, type RedisLockStoreOptions, type RedisStoreSettings } from './redis-store-options.js';
@@ -162,6 +163,7 @@ function owned(client: Redis | Cluster, settings: RedisStoreSettings): CreatedSt
   // a client we make is ours to close; errors surface through commands (the store also listens, to explain
   // them), never as unhandled 'error' events, even one emitted after the store closed
   client.on('error', () => undefined);
+  takeOverCommandTimeout(client);
   coalesceWrites(client);
   return { store: new RedisLockStore({ client, ...settings, ownsClient: true }), owned: true };
 }

@@ -5,6 +5,7 @@ import { clientShape } from '../redis/client/client-shape.js';
 import { isGlideCluster, type GlideClient } from '../redis/client/glide-client.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { coalesceWrites } from '../redis/coalesced-writes.js';
+import { takeOverCommandTimeout } from '../redis/command-deadlines.js';
 import { ConnectionWatch } from '../redis/connection-failure.js';
 import { loadIoredis } from '../redis/load-ioredis.js';
 import { labelOfOptions } from '../redis/node-label.js';
@@ -88,6 +89,7 @@ export async function connectNodes(nodes: readonly CheckedNode[]): Promise<Conne
     if (node.kind === 'client') return given(node);
     const client =
       node.kind === 'url' ? new Client(node.url, OWNED_DEFAULTS) : new Client({ ...OWNED_DEFAULTS, ...node.options });
+    takeOverCommandTimeout(client);
     coalesceWrites(client);
     // else ioredis prints every failed reconnect to a dead node; failures reach us through our commands,
     // and the last one explains a command that gave up
