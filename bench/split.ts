@@ -1,6 +1,7 @@
 // Where the client CPU of an uncontended cycle goes (see docs/benchmarks.md, the Nest path): the floor, the store's
 // own commands sent by hand, the engine, the module's client options and LockService, in one process taking
-// turns, so that other load on the machine falls on all alike. LOOPS (64; 1 is sequential), ROUNDS, MS per turn.
+// turns, so that other load on the machine falls on all alike. LOOPS (64; 1 is sequential, and also times each
+// cycle for its p50), ROUNDS, MS per turn.
 //   npx tsc -p tsconfig.bench.json && node bench/.tmp/bench/split.js
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -8,6 +9,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { LockManager, RedisLockStore } from '../lib/index.js';
 import { encodeHolder } from '../lib/core/lock-holder.js';
 import { coalesceWrites } from '../lib/stores/redis/coalesced-writes.js';
+import { takeOverCommandTimeout } from '../lib/stores/redis/command-deadlines.js';
 import { resourceKeys } from '../lib/stores/redis/resource-keys.js';
 import { RELEASE } from '../lib/stores/redis/scripts/index.js';
 import { newToken } from '../lib/utils/token.js';
@@ -18,11 +20,17 @@ import { BenchRedis } from './support/redis.js';
 const FLOOR_RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 /** The options of a client LockModule creates (see redis.descriptor.ts) that cost something per command. */
 const MODULE_CLIENT: RedisOptions = { commandTimeout: 2000, maxRetriesPerRequest: 1 };
+/** The same options with ioredis' own timer per command, as the module's client had before command-deadlines.ts. */
+const IOREDIS_TIMER: RedisOptions = { ...MODULE_CLIENT };
 
-/** A client as LockModule creates it: its options, and one socket write per tick (coalesced-writes.ts). */
+/**
+ * A client as LockModule creates it: its options, one socket write per tick (coalesced-writes.ts) and one
+ * deadline line instead of a timer per command (command-deadlines.ts).
+ */
 function connect(url: string, options: RedisOptions): Redis {
   const client = new Redis(url, options);
-  if (options === MODULE_CLIENT) coalesceWrites(client);
+  if (options === MODULE_CLIENT) takeOverCommandTimeout(client);
+  if (options === MODULE_CLIENT || options === IOREDIS_TIMER) coalesceWrites(client);
   return client;
 }
 const OPTIONS = { ttl: TTL, wait: 10_000, autoRenew: false };
@@ -72,23 +80,30 @@ const cycles: Record<string, Cycle> = {
   floor: await floor(redis.url),
   'store commands': await storeCommands(redis.url, {}),
   'store commands, module client': await storeCommands(redis.url, MODULE_CLIENT),
+  'store commands, ioredis timer': await storeCommands(redis.url, IOREDIS_TIMER),
   LockManager: engine(redis.url, {}),
   'LockManager, module client': engine(redis.url, MODULE_CLIENT),
+  'LockManager, ioredis timer': engine(redis.url, IOREDIS_TIMER),
   LockService: async (key) => void (await (await locks.acquire(key, OPTIONS)).release()),
 };
 const loops = Number(process.env.LOOPS ?? 64);
 const rounds = Number(process.env.ROUNDS ?? 10);
 const ms = Number(process.env.MS ?? 400);
 const cpuPerCycle = new Map<string, number[]>();
+// sequential turns also time each cycle: the uncontended p50 of scenario 1, with the same load on every variant
+const latencies = new Map<string, number[]>(Object.keys(cycles).map((name) => [name, []]));
 for (let round = 0; round <= rounds; round++) {
   for (const [name, cycle] of Object.entries(cycles)) {
     const cpu = process.cpuUsage();
     const end = performance.now() + ms;
     let count = 0;
+    const timed = loops === 1 && round > 0 ? latencies.get(name) : undefined;
     await Promise.all(
       Array.from({ length: loops }, async (_, loop) => {
         while (performance.now() < end) {
+          const start = performance.now();
           await cycle(`split:${name}:${loop}`);
+          timed?.push(performance.now() - start);
           count++;
         }
       }),
@@ -98,10 +113,16 @@ for (let round = 0; round <= rounds; round++) {
     if (round > 0) cpuPerCycle.set(name, [...(cpuPerCycle.get(name) ?? []), (used.user + used.system) / count]);
   }
 }
+const median = (values: number[]): number => values.sort((a, b) => a - b)[values.length >> 1];
 console.log(`client CPU per cycle, ${loops} loops, median of ${rounds} turns of ${ms} ms:`);
-for (const [name, values] of cpuPerCycle) {
-  const sorted = values.sort((a, b) => a - b);
-  console.log(`  ${name.padEnd(30)} ${sorted[sorted.length >> 1].toFixed(1)} µs`);
+for (const [name, values] of cpuPerCycle) console.log(`  ${name.padEnd(30)} ${median(values).toFixed(1)} µs`);
+if (loops === 1) {
+  const floorP50 = median(latencies.get('floor')!);
+  console.log('cycle p50, all turns but the first:');
+  for (const [name, values] of latencies) {
+    const p50 = median(values);
+    console.log(`  ${name.padEnd(30)} ${(p50 * 1000).toFixed(1)} µs  ${(p50 / floorP50).toFixed(3)}× floor`);
+  }
 }
 for (const closeIt of closers) await closeIt();
 await redis.stop();

@@ -8,10 +8,9 @@ function cost(t: Tables, log: CommandLog, id: number): string {
   return (
     `Client CPU ${fmt(at(t, id, SERVICE, 'clientCpu'))} vs ${fmt(at(t, id, 'floor', 'clientCpu'))} µs per cycle ` +
     `(floor), server CPU ${fmt(at(t, id, SERVICE, 'serverCpu'))} vs ${fmt(at(t, id, 'floor', 'serverCpu'))} µs, ` +
-    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. As many commands as the floor's (the release of an ` +
-    'unmarked lease is a 1-key, 1-argument script like the floor’s), but the SET carries the holder record and ' +
-    'the client LockModule creates arms a command timeout per command; docs/benchmarks.md splits the client CPU ' +
-    'between these and the engine, with profiles.'
+    `server commands ${log.get(id, SERVICE)?.breakdown ?? '-'}. As many commands as the floor's; the rest is the ` +
+    "engine's client work (the acquisition, the lease's bookkeeping, the holder record in the SET's value) and the " +
+    "module client's coalesced writes and command deadlines; docs/benchmarks.md splits the client CPU, with profiles."
   );
 }
 

@@ -14,6 +14,9 @@ export interface DeadlineCommand {
 /** How late the sweep may run after the oldest deadline: timers of one millisecond's spread are merged. */
 const SWEEP_SLACK_MS = 1;
 
+/** How many spent places the line keeps at its front before it copies the rest to new arrays. */
+const SPENT_BLOCK = 1024;
+
 /**
  * The commands sent on a client the store owns, oldest first, each with the time its reply is due, and one
  * timer for the oldest. It does what ioredis' `commandTimeout` does (reject a command not answered within
@@ -64,7 +67,7 @@ export class CommandDeadlines {
     if (this.head < this.commands.length) this.timer = this.arm(this.dueAt[this.head] - now);
   };
 
-  /** Drops answered commands from the front, and the line's storage once it is empty or mostly spent. */
+  /** Drops answered commands from the front, and the line's spent storage once there is a block of it. */
   private dropSettled(): void {
     const { commands } = this;
     while (this.head < commands.length) {
@@ -72,11 +75,9 @@ export class CommandDeadlines {
       if (!(command.isSettled ?? command.isResolved)) break;
       commands[this.head++] = undefined;
     }
-    if (this.head === commands.length) {
-      this.head = 0;
-      commands.length = 0;
-      this.dueAt.length = 0;
-    } else if (this.head >= 1024 && this.head * 2 >= commands.length) {
+    // the spent front is cut off in blocks: emptying the arrays after each answer (setting their length) cost
+    // about 1 % of a sequential cycle's CPU
+    if (this.head >= SPENT_BLOCK && this.head * 2 >= commands.length) {
       this.commands = commands.slice(this.head);
       this.dueAt = this.dueAt.slice(this.head);
       this.head = 0;

@@ -204,6 +204,10 @@ describe('one deadline line on a Cluster the store made', () => {
     node.disconnect();
     try {
       await client.set('sku:frozen', 'v');
+      // every node connection has the line, or its commands would time out by ioredis' own timer
+      const nodes = client.nodes('all');
+      expect(nodes.length).toBeGreaterThanOrEqual(3);
+      for (const connection of nodes) expect(Object.hasOwn(connection, 'sendCommand')).toBe(true);
       let otherKey = 'sku:0';
       for (let index = 1; (await cluster.masterForKey(otherKey)) === frozenPort; index++) otherKey = `sku:${index}`;
       process.kill(pid, 'SIGSTOP');
