@@ -13,8 +13,7 @@ export interface BackoffOptions {
  * upper half so that waiters that collided once do not collide again.
  */
 export function backoffDelay(attempt: number, options: BackoffOptions, random = Math.random): number {
-  const ceiling = Math.min(options.maxDelay, options.minDelay * options.factor ** attempt);
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  return upperHalfOf(Math.min(options.maxDelay, options.minDelay * options.factor ** attempt), random);
 }
 
 /**
@@ -23,5 +22,10 @@ export function backoffDelay(attempt: number, options: BackoffOptions, random = 
  * notice that could not reach the waiter (its place lost unheard) may cost.
  */
 export function toldWaiterDelay(options: BackoffOptions, random = Math.random): number {
-  return Math.round(options.maxDelay / 2 + random() * (options.maxDelay / 2));
+  return upperHalfOf(options.maxDelay, random);
+}
+
+/** A delay drawn from the upper half of `ceiling`: waiters that collided once do not collide again. */
+function upperHalfOf(ceiling: number, random: () => number): number {
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }

@@ -56,10 +56,13 @@ describe('a waiter told of its turn by the line', () => {
   /** A waiter on a store whose requests are noted (when each was sent), and the attempts its grant took. */
   function waiter(options: LockOptions, lockStore = store()) {
     const asked: number[] = [];
+    const answered: number[] = [];
     const ask = lockStore.acquire.bind(lockStore);
-    lockStore.acquire = (request) => {
+    lockStore.acquire = async (request) => {
       asked.push(performance.now());
-      return ask(request);
+      const reply = await ask(request);
+      answered.push(performance.now());
+      return reply;
     };
     const locks = manager(lockStore);
     const attempts: number[] = [];
@@ -70,22 +73,22 @@ describe('a waiter told of its turn by the line', () => {
     }));
     // a test that fails before it takes the lock closes the manager under it: no unhandled rejection
     lock.catch(() => undefined);
-    return { lock, asked, attempts };
+    return { lock, asked, answered, attempts };
   }
 
   /** Resolves once the waiter's request stands in the line and its process listens on its own channel. */
-  async function told(): Promise<void> {
+  async function told(waiting: { answered: number[] }): Promise<void> {
     await until(async () => (await admin.lrange(names().line, 0, -1)).some((entry) => entry.includes(' ')));
     await until(async () => (await channelListeners(admin, names().channel)) > 0);
     // its first request went before its subscription: the one after closes that gap, then it is told
-    await sleep(100);
+    await until(() => waiting.answered.length >= 2);
   }
 
   it('sends no request while it stands first in line, and starts on the release that grants it', async () => {
     const first = await manager().acquire(KEY, { ttl: 30_000 });
     // polling, it would ask after 25-50 ms, then 50-100, 100-200 and 200-400 ms; told, it asks after 2.5 to 5 s
     const waiting = waiter({ retry: { minDelay: 50, maxDelay: 5000 } });
-    await told();
+    await told(waiting);
     const before = waiting.asked.length;
     // nothing reaches the server meanwhile (this worker's redis-server serves this file alone)
     expect(await commandsDuring(admin, () => sleep(800))).toEqual({});
@@ -120,7 +123,7 @@ describe('a waiter told of its turn by the line', () => {
     const name = `told-${prefix.replace(/\W/g, '')}`;
     // it would sleep 2.5 to 5 s on its own: anything sooner is the reconnect's doing
     const waiting = waiter({ retry: { minDelay: 5000, maxDelay: 5000 } }, store(name));
-    await told();
+    await told(waiting);
     const list = (await admin.client('LIST')) as string;
     const subscribed = list
       .split('\n')
@@ -140,7 +143,7 @@ describe('a waiter told of its turn by the line', () => {
   it('asks again within retry.maxDelay when its place in the line was lost unheard', async () => {
     const first = await manager().acquire(KEY, { ttl: 30_000 });
     const waiting = waiter({ retry: { minDelay: 50, maxDelay: 400 } });
-    await told();
+    await told(waiting);
     const before = waiting.asked.length;
     // as if the line had expired: the release finds nobody in it and tells no process
     await admin.del(names().line);
