@@ -1,7 +1,7 @@
 // One of the processes of processes.spec.ts: takes KEY SECTIONS times through a PostgresLockStore at
 // POSTGRES_URL (KEY_PREFIX), holds it HOLD ms each time, and prints `enter <time> <fence>` and `exit <time>`
 // with times in ms of the machine's monotonic clock, comparable across its processes. Inside each
-// section it writes its fence to the row RESOURCE of the table `fenced_resource`, which refuses a fence not
+// section it writes its fence to the row RESOURCE of the table `fenced_resource` (the spec makes it), which refuses a fence not
 // above the last one written (a stale writer), and prints `stale <fence>` when refused. Prints `ready` once
 // its store is checked (and listening), then starts on `go`; at the end `asks <n>`, the acquire statements it
 // sent, and `done`. RETRY_MIN_DELAY (ms), when set, lengthens the waiters' backoff so that notices, not
@@ -33,7 +33,6 @@ store.acquire = (request) => {
 await store.verify();
 const resource = new pg.Client({ connectionString: POSTGRES_URL });
 await resource.connect();
-await resource.query('CREATE TABLE IF NOT EXISTS fenced_resource (id text PRIMARY KEY, fence bigint NOT NULL)');
 const locks = new LockManager({ store });
 console.log('ready');
 const lines = createInterface({ input: process.stdin });

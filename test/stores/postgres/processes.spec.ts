@@ -22,6 +22,11 @@ describe('PostgresLockStore across OS processes', () => {
 
   beforeAll(async () => {
     server = await startPostgresServer();
+    // the contenders' resource, made once here: the processes starting together each making it when missing
+    // can fail on the catalog's unique index (a race of the test's own table, not of the store)
+    const pool = adminPool((await import('pg')).default, server.url, 1);
+    await pool.query('CREATE TABLE IF NOT EXISTS fenced_resource (id text PRIMARY KEY, fence bigint NOT NULL)');
+    await pool.end();
   }, 60_000);
 
   afterEach(async () => {
