@@ -1,7 +1,7 @@
 // A small driver of the Nest path for `node --cpu-prof` (see docs/benchmarks.md): the bench's scenarios mix
 // contenders and slices, a profile wants one path alone.
 //   WHAT=service: LockService.acquire(key, { ttl, wait, autoRenew: false }) + release(), LOOPS loops on own keys
-//   WHAT=http:    POST with @WithLock and the same handler undecorated, one after the other, fastify or express
+//   WHAT=http:    POST undecorated, with the floor's lock or LockService by hand, with @WithLock, in turns
 import { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { openNestLocks } from './contenders/nest-application.js';
@@ -43,7 +43,12 @@ async function service(url: string): Promise<void> {
 async function http(url: string): Promise<void> {
   const app = await startApp((process.env.PLATFORM ?? 'fastify') as Platform, url);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  for (const endpoint of ['plain', 'locked', 'plain', 'locked'] as Endpoint[]) {
+  // ENDPOINT=floor (or plain, locked) runs one alone, for a profile of it to set against another's
+  const only = process.env.ENDPOINT as Endpoint | undefined;
+  const turns: Endpoint[] = only
+    ? [only, only]
+    : ['plain', 'floor', 'service', 'locked', 'plain', 'floor', 'service', 'locked'];
+  for (const endpoint of turns) {
     let p50 = 0;
     const line = await perUnit(async () => {
       const latencies = (await sequentialRequests(app, endpoint, (seconds * 1000) / 4, agent)).sort((a, b) => a - b);

@@ -1,6 +1,7 @@
-// Scenario 9: one Nest endpoint served three ways, undecorated, taking the bench's floor lock by hand, and with
-// @WithLock, over real HTTP (Express and Fastify): the first difference is what the two Redis round trips of any
-// correct lock cost a request, the second what the decorator, the interceptor and the engine add to them.
+// Scenario 9: one Nest endpoint served four ways, undecorated, taking the bench's floor lock by hand, taking
+// LockService's lock by hand, and with @WithLock, over real HTTP (Express and Fastify): the first difference is
+// what the two Redis round trips of any correct lock cost a request, the second what the engine adds to them on
+// the user's path, the third what the decorator and the interceptor add to the engine.
 import 'reflect-metadata';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -9,7 +10,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { LockModule, WithLock } from '../../lib/index.js';
+import { LockModule, LockService, WithLock } from '../../lib/index.js';
 import type { Session } from '../contenders/contender.js';
 import { floor } from '../contenders/floor.js';
 
@@ -18,7 +19,10 @@ const FLOOR_SESSION = Symbol('floor session');
 
 @Controller('items')
 class ItemsController {
-  constructor(@Inject(FLOOR_SESSION) private readonly floorLocks: Session) {}
+  constructor(
+    @Inject(FLOOR_SESSION) private readonly floorLocks: Session,
+    private readonly locks: LockService,
+  ) {}
 
   @Post(':id/plain')
   plain(@Param('id') id: string) {
@@ -32,6 +36,17 @@ class ItemsController {
     return { id };
   }
 
+  @Post(':id/service')
+  async service(@Param('id') id: string) {
+    // what a user writes without the decorator: the module's defaults, as @WithLock has them
+    const lock = await this.locks.acquire(`bench:item:${id}`);
+    try {
+      return { id };
+    } finally {
+      await lock.release();
+    }
+  }
+
   @Post(':id/locked')
   @WithLock('bench:item:<id>')
   locked(@Param('id') id: string) {
@@ -40,7 +55,7 @@ class ItemsController {
 }
 
 /** The ways the endpoint is served. */
-export const ENDPOINTS = ['plain', 'floor', 'locked'] as const;
+export const ENDPOINTS = ['plain', 'floor', 'service', 'locked'] as const;
 export type Endpoint = (typeof ENDPOINTS)[number];
 export type Platform = 'express' | 'fastify';
 

@@ -27,6 +27,7 @@ interface Sample {
 const ROW_NAMES: Readonly<Record<Endpoint, string>> = {
   plain: 'undecorated',
   floor: 'floor lock by hand',
+  service: 'LockService by hand',
   locked: '@WithLock',
 };
 
@@ -43,6 +44,7 @@ export const http: Scenario = {
         { key: 'p99', label: 'p99 ms' },
         { key: 'added', label: 'added p50 ms' },
         { key: 'overFloor', label: 'over floor p50 ms' },
+        { key: 'overService', label: 'over LockService p50 ms' },
         { key: 'clientCpu', label: 'CPU µs/request' },
         { key: 'rate', label: `req/s, ${HTTP_CONNECTIONS} connections` },
         { key: 'non2xx', label: 'non-2xx' },
@@ -50,15 +52,18 @@ export const http: Scenario = {
       rows: [],
       notes: [
         "POST /items/:id/plain, POST /items/:id/floor (the floor contender's `SET NX PX` and `EVALSHA` release, " +
-          "awaited in the handler) and POST /items/:id/locked (`@WithLock('bench:item:<id>')`) on one Nest app per " +
+          'awaited in the handler), POST /items/:id/service (`LockService.acquire()` with the module’s defaults, ' +
+          "released in a `finally`) and POST /items/:id/locked (`@WithLock('bench:item:<id>')`) on one Nest app per " +
           'platform, LockModule.forRoot({ redis }) on the bench’s Redis; a new id per request, so every lock is free ' +
           '(what the decorator costs, not contention).',
         `Latency: sequential requests on one keep-alive connection, endpoints taking turns in slices of ${SLICE_LATENCY} ms ` +
           '(autocannon keeps whole milliseconds only). Added: this row’s p50 minus the undecorated p50 of its platform; ' +
-          'over floor: the @WithLock p50 minus the floor’s, what the decorator adds to the two round trips. ' +
+          'over floor: this row’s p50 minus the floor’s, what the engine (and the decorator) add to the two round ' +
+          'trips; over LockService: the @WithLock p50 minus LockService’s by hand, what the decorator and the ' +
+          'interceptor add. ' +
           'Redis PING: sequential round trips in the same slices, the unit of the target.',
         'CPU per request: this process over the sequential requests, which holds the app, its Redis client and ' +
-          'the requesting client alike; the difference between the two rows of a platform is the decorator’s.',
+          'the requesting client alike; the difference between two rows of a platform is what the second adds.',
         `req/s: autocannon, ${HTTP_CONNECTIONS} connections, ${context.durationMs / 2000} s per endpoint, after the latency run.`,
       ],
     };
@@ -99,7 +104,8 @@ export const http: Scenario = {
               p50,
               p99,
               ...(endpoint === 'plain' ? {} : { added: p50 - plainP50 }),
-              ...(endpoint === 'locked' ? { overFloor: p50 - p50Of('floor') } : {}),
+              ...(endpoint === 'service' || endpoint === 'locked' ? { overFloor: p50 - p50Of('floor') } : {}),
+              ...(endpoint === 'locked' ? { overService: p50 - p50Of('service') } : {}),
               clientCpu: (sample.cpuMs * 1000) / sample.latencies.length,
               rate: loaded.requestsPerSecond,
               non2xx: loaded.non2xx + loaded.errors,

@@ -148,9 +148,12 @@ export function nestPathChecks(t: Tables, log: CommandLog): Check[] {
       why: () =>
         `The floor's lock taken by hand in the same handler adds ${fmt(at(t, 9, `${platform}, floor lock by hand`, 'added'))} ` +
         `ms (its two Redis round trips; a PING: ${fmt(at(t, 9, 'Redis PING', 'p50'))} ms); @WithLock adds ` +
-        `${fmt(at(t, 9, `${platform}, @WithLock`, 'overFloor'))} ms over it. CPU per request ` +
+        `${fmt(at(t, 9, `${platform}, @WithLock`, 'overFloor'))} ms over it, of which LockService taken by hand ` +
+        `${fmt(at(t, 9, `${platform}, LockService by hand`, 'overFloor'))} ms and the decorator over that ` +
+        `${fmt(at(t, 9, `${platform}, @WithLock`, 'overService'))} ms. CPU per request ` +
         `${fmt(at(t, 9, `${platform}, @WithLock`, 'clientCpu'))} µs vs ` +
-        `${fmt(at(t, 9, `${platform}, floor lock by hand`, 'clientCpu'))} µs by hand and ` +
+        `${fmt(at(t, 9, `${platform}, LockService by hand`, 'clientCpu'))} µs with LockService by hand, ` +
+        `${fmt(at(t, 9, `${platform}, floor lock by hand`, 'clientCpu'))} µs with the floor's and ` +
         `${fmt(at(t, 9, `${platform}, undecorated`, 'clientCpu'))} µs undecorated.`,
     });
   }
