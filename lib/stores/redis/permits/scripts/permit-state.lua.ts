@@ -15,7 +15,7 @@
  * release grants it directly, '' for none)}.
  * The value expires with its last permit or place, and is deleted when a script leaves neither.
  * An earlier version kept this state in a hash at the same name and two sorted sets beside it: its scripts
- * and these meet WRONGTYPE on each other's value, never an empty state (redis-permit-store.ts names it).
+ * and these meet WRONGTYPE on each other's value, never an empty state (permit-wrong-type.ts names it).
  */
 export const PERMIT_STATE_LUA = `
 -- a place of the line, or nil once its wait ended. A place whose reservation passed unclaimed has lapsed: it
