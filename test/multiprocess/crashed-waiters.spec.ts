@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { permitKeys } from '../../lib/stores/redis/permits/permit-keys.js';
 import { channelListeners } from '../support/channel-listeners.js';
+import { storedPermitState } from '../support/permit-state.js';
 import { startChild } from '../support/child-process.js';
 import { useProcessRoom } from '../support/process-room.js';
 import { testRedisUrl } from '../support/stores.js';
@@ -25,7 +26,7 @@ describe('permit waiters of a process that was SIGKILLed while they waited', () 
     }
   }
 
-  const placesInLine = () => room.admin.zcard(permitKeys(room.prefix, KEY).line);
+  const placesInLine = async () => (await storedPermitState(room.admin, room.prefix, KEY))?.places.length ?? 0;
   const listeners = () => channelListeners(room.admin, permitKeys(room.prefix, KEY).channel);
 
   it.each([

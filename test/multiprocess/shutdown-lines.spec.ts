@@ -6,6 +6,7 @@ import type { Lock } from '../../lib/core/lock.js';
 import type { PermitShape } from '../../lib/interfaces/permit-store.interface.js';
 import { permitKeys } from '../../lib/stores/redis/permits/permit-keys.js';
 import { startChild } from '../support/child-process.js';
+import { storedPermitState } from '../support/permit-state.js';
 import { useProcessRoom } from '../support/process-room.js';
 import { testRedisUrl } from '../support/stores.js';
 
@@ -36,9 +37,9 @@ describe('a shutdown with several local waiters for one key held elsewhere', () 
   /** What the holder's own lease or permit keeps of `key` in Redis, and nothing of any waiter. */
   async function expectOnlyTheHolder(key: string, shape: PermitShape | undefined): Promise<void> {
     const names = permitKeys(room.prefix, key);
-    const own = shape ? [names.lock, names.permits, names.info] : [names.lock];
+    const own = shape ? [names.lock, names.state] : [names.lock];
     expect(await keysLeft()).toEqual(own.map((name) => name.slice(room.prefix.length)).sort());
-    if (shape) expect((await room.admin.hkeys(names.info)).filter((field) => field.startsWith('q:'))).toEqual([]);
+    if (shape) expect((await storedPermitState(room.admin, room.prefix, key))?.places).toEqual([]);
   }
 
   /** Resolves once `check` holds, asking every few ms (for what only Redis shows). */

@@ -20,14 +20,10 @@ export function lockUserRules(prefix: string): string[] {
       'lrem',
       'lindex',
       'hset',
-      'hget',
-      'hdel',
       'mget',
       'lrange',
     ],
-    // the permits' (semaphores, readers-writer locks)
-    ...['zadd', 'zrange', 'zrangebyscore', 'zremrangebyscore', 'zrem', 'zscore', 'zcard'],
-    ...['hexists', 'hincrby', 'hmget', 'pexpireat', 'incr'],
+    ...['hexists'],
     ...['publish', 'spublish', 'subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe'],
     ...['ping', 'info', 'config|get', 'wait'],
   ];

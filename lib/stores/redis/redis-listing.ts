@@ -10,9 +10,10 @@ import type { RedisClientPort } from './client/redis-client-port.js';
 import { resourceKeys } from './resource-keys.js';
 import { scanLockKeys, scanPage } from './lock-key-scan.js';
 import { permitKeys } from './permits/permit-keys.js';
+import { permitWrongTypeError } from './permits/permit-wrong-type.js';
 import { runScript } from './script-runner.js';
 import { REVOKE } from './scripts/revoke.script.js';
-import { redisStoreError } from './store-error.js';
+import { isWrongType, redisStoreError } from './store-error.js';
 
 /** How long after the longest ended lease a revoked token is remembered for its holder's renewal, in ms. */
 export const REVOKED_KEPT_FOR = 60_000;
@@ -60,12 +61,14 @@ export class RedisListing implements LockListing, LockRevoking {
       const reply = await runScript(
         this.options.client,
         REVOKE,
-        [keys.lock, keys.fence, permits.permits, permits.info, keys.revoked],
+        [keys.lock, keys.fence, permits.state, keys.revoked],
         [keys.channel, this.options.publish, REVOKED_KEPT_FOR],
       );
       const [ended, fence] = reply as [number, number];
       return { ended, fence };
     } catch (error) {
+      // the likeliest WRONGTYPE here: a resource whose permits are still in an earlier version's layout
+      if (isWrongType(error)) throw await permitWrongTypeError(this.options.client, 'revoke', key, permits, error);
       throw redisStoreError('revoke', key, error);
     }
   }

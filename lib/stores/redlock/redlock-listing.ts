@@ -73,7 +73,7 @@ export class RedlockListing implements LockListing, LockRevoking {
         runScript(
           client,
           REVOKE,
-          [keys.lock, keys.fence, permits.permits, permits.info, keys.revoked],
+          [keys.lock, keys.fence, permits.state, keys.revoked],
           [keys.channel, publish, REVOKED_KEPT_FOR],
         ) as Promise<RevokeReply>,
     );

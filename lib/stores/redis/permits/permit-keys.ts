@@ -2,12 +2,12 @@ import { resourceKeys } from '../resource-keys.js';
 
 /** The Redis names of one resource's permits, beside its mutex names and on the same Cluster slot. */
 export interface PermitKeys {
-  /** Sorted set of the live permits: token -> expiry in ms of the server clock. */
-  readonly permits: string;
-  /** Hash of the resource's shape, permit records and waiting places (see scripts/permit.lua.ts). */
-  readonly info: string;
-  /** Sorted set of the waiting places in order of arrival. */
-  readonly line: string;
+  /**
+   * The resource's whole permit state in one value: its shape, its writer, its permits with their records and
+   * expiry, the places of its line with their offers (see scripts/permit-state.lua.ts). An earlier version kept
+   * a hash here, and its permits and line in two sorted sets beside it.
+   */
+  readonly state: string;
   /** The resource's fence counter, shared with its mutex leases. */
   readonly fence: string;
   /** The resource's mutex lease, which no permit may be granted beside. */
@@ -25,9 +25,8 @@ export interface PermitKeys {
 export function permitKeys(prefix: string, key: string): PermitKeys {
   const resource = resourceKeys(prefix, key);
   return {
-    permits: `${resource.lock}:permits`,
-    info: `${resource.lock}:permit-info`,
-    line: `${resource.lock}:permit-line`,
+    // the name of the earlier layout's hash: a process of either layout meets WRONGTYPE on the other's value
+    state: `${resource.lock}:permit-info`,
     fence: resource.fence,
     lock: resource.lock,
     channel: resource.channel,
@@ -37,5 +36,5 @@ export function permitKeys(prefix: string, key: string): PermitKeys {
 
 /** The KEYS of every permit script, in their order. */
 export function permitScriptKeys(keys: PermitKeys): string[] {
-  return [keys.permits, keys.info, keys.line, keys.fence, keys.lock, keys.mutexLine];
+  return [keys.state, keys.fence, keys.lock, keys.mutexLine];
 }

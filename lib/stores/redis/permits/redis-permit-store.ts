@@ -15,7 +15,6 @@ import type {
 } from '../../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../../utils/duration.js';
 import { checkOptionNames, type OptionNames, type OptionsKind } from '../../../options/option-names.js';
-import { quoted } from '../../../utils/printable.js';
 import { validateBoolean, validateInteger, validateKeyPrefix } from '../../../options/validate-options.js';
 import { closeClient } from '../close-client.js';
 import { toClientPort } from '../client/client-port.js';
@@ -30,6 +29,7 @@ import { isWrongType, redisStoreError } from '../store-error.js';
 import { unreachableServer } from '../connection-failure.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
 import { PermitGrants } from './permit-grants.js';
+import { permitWrongTypeError } from './permit-wrong-type.js';
 import { ownChannel } from '../line/line-protocol.js';
 import {
   PERMIT_ACQUIRE,
@@ -77,7 +77,8 @@ const REDIS_PERMIT_STORE_OPTIONS: OptionsKind = {
 
 /**
  * Semaphores and readers-writer locks on one Redis or Valkey server, or a Redis Cluster, through ioredis:
- * every operation is one Lua script on one hash slot (scripts/permit.lua.ts says what each keeps where).
+ * every operation is one Lua script on one hash slot, which reads the resource's permit state in one value and
+ * writes it back in one (scripts/permit-state.lua.ts).
  */
 export class RedisPermitStore implements PermitStore {
   readonly client: RedisClientPort;
@@ -220,10 +221,12 @@ export class RedisPermitStore implements PermitStore {
       const failure = redisStoreError('renew', undefined, unreachable?.cause ?? error, unreachable?.detail);
       return renewals.map(() => failure);
     }
-    return replies.map((reply, index) =>
-      reply instanceof Error
-        ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
-        : isOne(reply),
+    return Promise.all(
+      replies.map((reply, index) =>
+        reply instanceof Error
+          ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
+          : Promise.resolve(isOne(reply)),
+      ),
     );
   }
 
@@ -322,23 +325,12 @@ export class RedisPermitStore implements PermitStore {
     try {
       return await command();
     } catch (error) {
-      throw this.storeError(operation, key, keys, error);
+      throw await this.storeError(operation, key, keys, error);
     }
   }
 
-  private storeError(operation: string, key: string, keys: PermitKeys, error: unknown): LockStoreError {
-    if (isWrongType(error)) {
-      const why =
-        "holds another type of value than a permit's; another part of the application uses this name: change keyPrefix or the key";
-      const names = [keys.permits, keys.info, keys.line, keys.fence].map((name) => quoted(name)).join(', ');
-      return redisStoreError(
-        operation,
-        key,
-        error,
-        `WRONGTYPE: one of the Redis keys of its permits, holder records, line and fence ${why}`,
-        `one of the Redis keys ${names} ${why}`,
-      );
-    }
+  private async storeError(operation: string, key: string, keys: PermitKeys, error: unknown): Promise<LockStoreError> {
+    if (isWrongType(error)) return permitWrongTypeError(this.client, operation, key, keys, error);
     const unreachable = unreachableServer(this.client, error);
     return redisStoreError(operation, key, unreachable?.cause ?? error, unreachable?.detail);
   }

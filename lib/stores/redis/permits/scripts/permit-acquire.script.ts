@@ -8,11 +8,11 @@ import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js
  * of its own, or behind the whole line when it has none); a retry of a live permit's token is answered as the
  * first time. A refused request that waits takes a place at the end of the line (or keeps its own).
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
+ * KEYS: 1 state, 2 fence, 3 lock, 4 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 ttl ms; 3 fencing ('1'/'0'); 4 holder record ('' for none); 5 shape ('limit:N' or 'rw');
  * 6 mode ('p', 'r' or 'w'); 7 place ms (the rest of the wait; '0' takes no place); 8 owner id; 9 hand-off
  * window ms; 10 publish command ('PUBLISH', 'SPUBLISH' or '' for none); 11 channel; 12 offer version ('0' for
- * none): a refused request that waits leaves its terms with its place (`o:`), under this version, so that a
+ * none): a refused request that waits leaves its terms with its place, under this version, so that a
  * release can grant it the permit directly and tell its process which request that was.
  * Returns {1, fence or 0} on a grant, {0, ms until something holding it back ends or -1, places ahead or -1}
  * on a refusal, {2, shape in use} when the resource is in use with another shape.
@@ -27,24 +27,23 @@ local window, publish, channel, version = tonumber(ARGV[9]), ARGV[10], ARGV[11],
 local offer = nil
 if version ~= '0' and placeTtl > 0 then offer = version .. ' ' .. text(ttl) .. ' ' .. fencing .. ' ' .. holder end
 readResource(token)
-prunePermits()
 -- our own live permit: a retry whose first reply was lost; refresh it and answer as the first time
 local own = state.own
-if own and redis.call('ZSCORE', permitsKey, token) then
-  local ownMode, ownFence = string.match(own, '^(%a):(%d+):')
-  redis.call('ZADD', permitsKey, 'XX', text(now + ttl), token)
-  if holder ~= '' then redis.call('HSET', infoKey, 'p:' .. token, ownMode .. ':' .. ownFence .. ':' .. holder) end
+if own then
+  own.expires = now + ttl
+  if holder ~= '' then own.holder = holder end
+  state.changed = true
   coverPermit(ttl)
-  keepKeys(now + ttl, {})
-  return {1, tonumber(ownFence)}
+  saveResource()
+  return {1, own.fence}
 end
 local places = liveLine()
 local stored = state.shape
 -- the shape stays while a permit or a place exists: a caller that disagrees is told, never let in
-if stored and stored ~= shape and (#places > 0 or redis.call('ZCARD', permitsKey) > 0) then return {2, stored} end
--- written with what this call keeps (a permit, a place): a resource with neither needs none
-local newShape = {}
-if stored ~= shape then newShape = { 'shape', shape } end
+if stored and stored ~= shape and (#places > 0 or #state.permits > 0) then
+  saveResource()
+  return {2, stored}
+end
 local position
 for index, place in ipairs(places) do
   if place.token == token then position = index end
@@ -61,16 +60,11 @@ local line = callLine(places, limit, window, function() return mutexTtl ~= -2 en
   { publish = publish, channel = channel, caller = token })
 notify(line, places, publish, channel, token, owner)
 local admitted
--- the permits held before this call's grant (nil while not counted)
-local held = line.held
 if position then
   admitted = line.fitting[token]
 elseif mutexTtl == -2 and not line.stopped then
   local count, writer = line.count, line.writer
-  if count == nil then
-    count, writer = holders(limit)
-    held = count
-  end
+  if count == nil then count, writer = holders(limit) end
   admitted = fits(limit, mode, count, writer)
 end
 if admitted then
@@ -78,44 +72,34 @@ if admitted then
   local fence = 0
   if fencing == '1' then
     fence = nextFence(fenceKey)
-    if type(fence) == 'table' then return fence end
+    if type(fence) == 'table' then
+      saveResource()
+      return fence
+    end
   end
   if position then dropPlace(token) end
-  redis.call('ZADD', permitsKey, text(now + ttl), token)
-  local record = mode .. ':' .. text(fence) .. ':' .. holder
-  if mode == 'w' then
-    redis.call('HSET', infoKey, 'p:' .. token, record, 'writer', token, unpack(newShape))
-  else
-    redis.call('HSET', infoKey, 'p:' .. token, record, unpack(newShape))
-  end
+  -- written with what this call keeps (a permit, a place): a resource with neither keeps no shape
+  state.shape = shape
+  addPermit(token, mode, ttl, fence, holder)
   coverPermit(ttl)
-  -- the first permit created its key
-  local fresh = {}
-  if held == 0 then fresh = { permitsKey } end
-  keepKeys(now + ttl, fresh)
+  saveResource()
   return {1, fence}
 end
 if placeTtl > 0 then markMutexLease(mutexTtl) end
--- the keys outlive a place by the ttl of the permit its offer asks for: a release may grant it until it ends
-local keptFor = placeTtl
-if offer then keptFor = placeTtl + ttl end
 if position and placeTtl > 0 then
   places[position].untilMs = now + placeTtl
   places[position].offerText = offer
   savePlace(places[position])
-  keepKeys(now + keptFor, {})
 elseif not position and placeTtl > 0 then
-  local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner, offerText = offer }
-  -- the first place creates the line's key
-  local fresh = {}
-  if line.waiting == 0 then fresh = { lineKey } end
-  redis.call('ZADD', lineKey, text(nextArrival()), token)
-  savePlace(place)
-  if #newShape > 0 then redis.call('HSET', infoKey, unpack(newShape)) end
+  local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner,
+    answered = false, offerText = offer, lapsed = false }
+  state.places[#state.places + 1] = place
+  state.shape = shape
+  state.changed = true
   places[#places + 1] = place
   position = #places
-  keepKeys(now + keptFor, fresh)
 end
+saveResource()
 -- how soon something holding it back ends by itself: a permit, a reservation, the mutex lease
 local soonest = -1
 local firstEnd = soonestPermitEnd()

@@ -1,10 +1,9 @@
 import { permitScript } from './permit-script.js';
 
 /**
- * Sets a live permit to a new length; an ended one stays ended. The resource's keys are never shortened here
- * (another permit or place may need them longer).
+ * Sets a live permit to a new length; an ended one stays ended.
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
+ * KEYS: 1 state, 2 fence, 3 lock, 4 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 ttl ms.
  * Returns 1 when extended, 0 when the token holds no live permit.
  */
@@ -12,10 +11,15 @@ export const PERMIT_EXTEND = permitScript(
   'permit-extend',
   `
 local token, ttl = ARGV[1], tonumber(ARGV[2])
-local expires = redis.call('ZSCORE', permitsKey, token)
-if not expires or tonumber(expires) <= now then return 0 end
-redis.call('ZADD', permitsKey, 'XX', text(now + ttl), token)
-keepKeys(now + ttl, {})
+readResource(token)
+local own = state.own
+if not own then
+  saveResource()
+  return 0
+end
+own.expires = now + ttl
+state.changed = true
+saveResource()
 coverPermit(ttl)
 return 1
 `,

@@ -5,7 +5,7 @@ import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js
  * place that left an offer is granted its permit, and only its process is told; one without has a permit
  * reserved, and its process is told to claim it.
  *
- * KEYS: 1 permits, 2 info, 3 line, 4 fence, 5 lock, 6 mutexLine (permit.lua.ts says what each holds).
+ * KEYS: 1 state, 2 fence, 3 lock, 4 mutexLine (permit.lua.ts says what each holds).
  * ARGV: 1 token; 2 hand-off window ms; 3 publish command ('PUBLISH', 'SPUBLISH' or ''); 4 channel; 5 owner id
  * of the releasing process, whose own waiters granted a permit are told in the reply, not by a notice.
  * Returns {1 when the token held a live permit, else 0; then version, fence of each such grant}.
@@ -15,18 +15,15 @@ export const PERMIT_RELEASE = permitScript(
   `
 local token, window, publish, channel, owner = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 readResource(token)
-prunePermits()
 local limit = limitOf(state.shape)
 local released = dropPermit(token)
--- called even when the permit had ended: its end (or another's, pruned above) may free the line's first
+-- called even when the permit had ended: its end (or another's, dropped when read) may free the line's first
 local places = liveLine()
 local told = {}
 local line = callLine(places, limit, window, mutexHeld, { publish = publish, channel = channel, caller = '', owner = owner, told = told })
 notify(line, places, publish, channel, '', '')
-local held = line.held
-if held == nil then held = redis.call('ZCARD', permitsKey) end
-if held == 0 then
-  if line.waiting == 0 then dropKeys() end
+saveResource()
+if #state.permits == 0 then
   endGuard(publish, channel, window)
 elseif (line.granted or 0) == 0 then
   -- nothing granted here: the guard shrinks to the longest permit left (a grant covered itself, and the guard

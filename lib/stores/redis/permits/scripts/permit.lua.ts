@@ -1,30 +1,20 @@
 /**
  * Lua shared by every permit script. All of them take the same KEYS, on one Cluster slot (permit-keys.ts):
- * 1 permits: sorted set, token -> expiry (ms of the server clock); a permit whose expiry passed is ended
- * 2 info: hash; `shape` ('limit:N' or 'rw', kept while a permit or place exists), `writer` (the writing
- *   permit's token), `p:<token>` (a permit: 'mode:fence:holder record', mode p
- *   for a semaphore permit, r or w) and `q:<token>` (a place: 'mode:until:reservedUntil:owner', until = the
- *   end of its wait in ms, reservedUntil = the end of the permit reserved for it, 0 while none is, owner = the
- *   owner id of its waiter's process; then ':1' while its reservation is answered: a request came from that
- *   process after the reservation was made, see passOverGone) and `o:<token>` (the offer its waiter left, when
- *   its process hears notices: 'version ttl fencing holder record', the permit a release grants it directly)
- * 3 line: sorted set, token -> arrival number (above the last place's, at least the server clock in µs): the
- *   waiting places in order
- * 4 fence: the resource's fence counter, shared with its mutex leases (../../scripts/fence.lua.ts)
- * 5 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
+ * 1 state: the resource's whole permit state, one value (permit-state.lua.ts): its shape, its writer, its
+ *   permits with their records and the places of its line with their offers; read once, written once
+ * 2 fence: the resource's fence counter, shared with its mutex leases (../../scripts/fence.lua.ts)
+ * 3 lock: the resource's mutex lease: while it exists, no permit is granted; while permits live, their guard
  *   (see GUARD below)
- * 6 mutexLine: the mutex's line of waiting processes (entries that start with an owner id, see
+ * 4 mutexLine: the mutex's line of waiting processes (entries that start with an owner id, see
  *   ../../line/line-entries.lua.ts), whose own channels hear the guard's end
- * Times come from the server's TIME, so that every expiry is of one clock. The three keys share one expiry,
- * info's, at least as late as every permit and place (see keepKeys); a write that needs them longer pushes it.
+ * Times come from the server's TIME, so that every expiry is of one clock.
  */
 export const PERMIT_LUA = `
-local permitsKey, infoKey, lineKey, fenceKey, lockKey, mutexLineKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local stateKey, fenceKey, lockKey, mutexLineKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local clock = redis.call('TIME')
-local nowUs = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-local now = math.floor(nowUs / 1000)
--- what the script read of the resource, read once (readResource): its shape, its writer's token, the caller's record
-local state = {}
+local now = math.floor((tonumber(clock[1]) * 1000000 + tonumber(clock[2])) / 1000)
+-- the resource as the script read it (readResource) and changes it; written back once (saveResource)
+local state = nil
 
 -- whole digits: a number passed to Redis as such would reach it in whatever notation Lua prints it
 local function text(number)
@@ -37,61 +27,27 @@ local function limitOf(shape)
   return tonumber(string.sub(shape, 7))
 end
 
--- the shape, the writer and token's permit record in one read (each nil when missing)
+-- the resource in one read (permits whose lease ran out and places whose wait ended already left out), with
+-- token's permit as state.own (nil when it holds none)
 local function readResource(token)
-  local fields = redis.call('HMGET', infoKey, 'shape', 'writer', 'p:' .. token)
-  state.token, state.shape, state.writer, state.own = token, fields[1] or nil, fields[2] or nil, fields[3] or nil
+  state = readPermitState(stateKey, now)
+  for _, permit in ipairs(state.permits) do
+    if permit.token == token then state.own = permit end
+  end
 end
 
--- permits whose lease ran out (a holder that crashed, or forgot): gone, with their records (after readResource).
--- The permit that ends first is read first: while it lives, none has ended, and state.firstEnd keeps its end
--- (false with no permit) for the script's answer; after a prune it is read again when asked (soonestPermitEnd)
-local function prunePermits()
-  local first = redis.call('ZRANGE', permitsKey, 0, 0, 'WITHSCORES')
-  if not first[2] or tonumber(first[2]) > now then
-    state.firstEnd = first[2] and tonumber(first[2]) or false
-    return
-  end
-  local ended = redis.call('ZRANGEBYSCORE', permitsKey, '-inf', now)
-  local fields = {}
-  for _, token in ipairs(ended) do
-    fields[#fields + 1] = 'p:' .. token
-    if token == state.writer then
-      fields[#fields + 1] = 'writer'
-      state.writer = nil
-    end
-    if token == state.token then state.own = nil end
-    if #fields >= 100 then
-      redis.call('HDEL', infoKey, unpack(fields))
-      fields = {}
-    end
-  end
-  if #fields > 0 then redis.call('HDEL', infoKey, unpack(fields)) end
-  redis.call('ZREMRANGEBYSCORE', permitsKey, '-inf', now)
+-- the resource's changes in one write
+local function saveResource()
+  writePermitState(stateKey, state)
 end
 
--- when the first of the live permits ends (ms of the server clock), nil with none; after prunePermits, as long
--- as no permit was written since
+-- when the first of the live permits ends (ms of the server clock), nil with none
 local function soonestPermitEnd()
-  if state.firstEnd == nil then
-    local first = redis.call('ZRANGE', permitsKey, 0, 0, 'WITHSCORES')
-    state.firstEnd = first[2] and tonumber(first[2]) or false
+  local soonest = nil
+  for _, permit in ipairs(state.permits) do
+    if not soonest or permit.expires < soonest then soonest = permit.expires end
   end
-  return state.firstEnd or nil
-end
-
--- a place of the line, or nil once its wait ended. A place whose reservation passed unclaimed has lapsed: it
--- holds nobody back (a waiter that is gone costs at most one window) but keeps its turn, should its waiter
--- come back late (a stalled process), until its wait ends
-local function placeFrom(token, record, offer)
-  if not record then return nil end
-  local mode, untilMs, reservedUntil, owner, answered = string.match(record, '^(%a):(%d+):(%d+):([^:]*):?(1?)$')
-  if not mode or tonumber(untilMs) <= now then return nil end
-  local place = { token = token, mode = mode, untilMs = tonumber(untilMs), reservedUntil = tonumber(reservedUntil), owner = owner }
-  place.lapsed = place.reservedUntil > 0 and place.reservedUntil <= now
-  place.answered = answered == '1'
-  place.offerText = offer
-  return place
+  return soonest
 end
 
 -- the permit a place's offer asks for ('version ttl fencing holder'), nil for a place without one
@@ -102,79 +58,47 @@ local function offerOf(place)
   return { version = version, ttl = tonumber(ttl), fencing = fencing, holder = holder }
 end
 
--- the place's record, with its offer when it has one, in one write
+-- the place's record changed
 local function savePlace(place)
   -- a place without a reservation has none for its process to answer
   place.answered = place.answered and place.reservedUntil > 0
-  local answered = ''
-  if place.answered then answered = ':1' end
-  local record = place.mode .. ':' .. text(place.untilMs) .. ':' .. text(place.reservedUntil) .. ':' .. place.owner .. answered
-  if place.offerText then
-    redis.call('HSET', infoKey, 'q:' .. place.token, record, 'o:' .. place.token, place.offerText)
-  else
-    redis.call('HSET', infoKey, 'q:' .. place.token, record)
-  end
+  state.changed = true
 end
 
 -- a place leaves the line, with its offer
 local function dropPlace(token)
-  redis.call('ZREM', lineKey, token)
-  redis.call('HDEL', infoKey, 'q:' .. token, 'o:' .. token)
+  for _, place in ipairs(state.places) do
+    if place.token == token and not place.left then
+      place.left, state.changed = true, true
+    end
+  end
 end
 
--- token's permit ends, with its record (and the writer's field when it was the writer): 1 when it held one
+-- a permit is granted: its record joins the state (as the writer's when its mode is 'w')
+local function addPermit(token, mode, ttl, fence, holder)
+  state.permits[#state.permits + 1] = { token = token, expires = now + ttl, mode = mode, fence = fence, holder = holder }
+  if mode == 'w' then state.writer = token end
+  state.changed = true
+end
+
+-- token's permit ends, with its record (and the writer's mark when it was the writer): 1 when it held one
 local function dropPermit(token)
-  local removed = redis.call('ZREM', permitsKey, token)
-  if removed == 0 then return 0 end
-  if state.writer == token then
-    redis.call('HDEL', infoKey, 'p:' .. token, 'writer')
-    state.writer = nil
-  else
-    redis.call('HDEL', infoKey, 'p:' .. token)
-  end
-  return 1
-end
-
--- the places of the line in order, nil where a place's wait ended: their records and offers read in batches
--- (one HMGET per batch, not one HGET per place)
-local function readLine()
-  local scored = redis.call('ZRANGE', lineKey, 0, -1, 'WITHSCORES')
-  local tokens = {}
-  for index = 1, #scored, 2 do tokens[#tokens + 1] = scored[index] end
-  -- the last place's arrival number, for the next place's (see nextArrival)
-  if #scored > 0 then state.lastArrival = tonumber(scored[#scored]) end
-  local places = {}
-  for first = 1, #tokens, 50 do
-    local fields = {}
-    for index = first, math.min(first + 49, #tokens) do
-      fields[#fields + 1] = 'q:' .. tokens[index]
-      fields[#fields + 1] = 'o:' .. tokens[index]
-    end
-    local records = redis.call('HMGET', infoKey, unpack(fields))
-    for offset = 1, #records, 2 do
-      local index = first + (offset - 1) / 2
-      places[index] = placeFrom(tokens[index], records[offset] or nil, records[offset + 1] or nil)
+  for index, permit in ipairs(state.permits) do
+    if permit.token == token then
+      table.remove(state.permits, index)
+      if state.writer == token then state.writer = nil end
+      state.changed = true
+      return 1
     end
   end
-  return tokens, places
+  return 0
 end
 
--- the arrival number of a new place (after readLine): after the line's last, and else the server clock in µs,
--- so that no counter need be kept or read
-local function nextArrival()
-  return math.max(nowUs, (state.lastArrival or 0) + 1)
-end
-
--- the places in order; those whose wait ended leave the line
+-- the places still in the line, in order (a fresh list: those that leave while it is walked stay in it)
 local function liveLine()
-  local tokens, read = readLine()
   local places = {}
-  for index, token in ipairs(tokens) do
-    if read[index] then
-      places[#places + 1] = read[index]
-    else
-      dropPlace(token)
-    end
+  for _, place in ipairs(state.places) do
+    if not place.left then places[#places + 1] = place end
   end
   return places
 end
@@ -215,7 +139,7 @@ end
 
 -- the permits held, and whether the writer is among them (only a readers-writer resource has one)
 local function holders(limit)
-  local count = redis.call('ZCARD', permitsKey)
+  local count = #state.permits
   if limit then return count, false end
   return count, state.writer ~= nil
 end
@@ -284,8 +208,9 @@ end
 local function shrinkGuard()
   local value = currentLock()
   if value ~= GUARD and value ~= MARKED_GUARD then return end
-  local top = redis.call('ZRANGE', permitsKey, -1, -1, 'WITHSCORES')
-  if top[2] and tonumber(top[2]) > now then setLock(value, tonumber(top[2]) - now) end
+  local last = 0
+  for _, permit in ipairs(state.permits) do last = math.max(last, permit.expires) end
+  if last > now then setLock(value, last - now) end
 end
 
 -- a refused caller that waits marks the mutex lease (keeping its expiry), so that its release tells the line
@@ -328,37 +253,17 @@ local function notify(line, places, publish, channel, callerToken, callerOwner)
   end
 end
 
--- The keys live at least until untilMs: info's expiry, which they share, is read and, when too early, pushed to
--- twice as far as needed (at most a minute more), so that the next calls of a busy resource need not push it
--- again. fresh: keys this call created, which take the shared expiry. Keys live at most that much longer than
--- their last permit or place; a release that leaves nothing deletes them at once.
-local function keepKeys(untilMs, fresh)
-  local left = redis.call('PTTL', infoKey)
-  if left >= 0 and now + left >= untilMs then
-    for _, key in ipairs(fresh) do redis.call('PEXPIREAT', key, text(now + left)) end
-    return
-  end
-  local at = text(untilMs + math.min(untilMs - now, 60000))
-  for _, key in ipairs({ infoKey, permitsKey, lineKey }) do redis.call('PEXPIREAT', key, at) end
-end
 
 -- Grants the permit a place's offer asks for, in this step, and tells its process on its own channel
--- ('=version fence', line-protocol.ts), so its waiter holds it without another request: 'granted'; 'gone',
--- undone, when nobody listens there (its process is gone; the place leaves the line); nil when no fence can
--- be drawn (the waiter's own request will say why). A place of the calling process (direct.owner) is told in
--- the script's reply instead (direct.told: version, fence, ...). heldBefore: the permits held before this one.
-local function grantPlace(place, offer, direct, heldBefore)
+-- ('=version fence', line-protocol.ts), so its waiter holds it without another request: 'granted'; 'gone'
+-- when nobody listens there (its process is gone; the place leaves the line, no permit is kept); nil when no
+-- fence can be drawn (the waiter's own request will say why). A place of the calling process (direct.owner) is
+-- told in the script's reply instead (direct.told: version, fence, ...).
+local function grantPlace(place, offer, direct)
   local fence = 0
   if offer.fencing == '1' then
     fence = nextFence(fenceKey)
     if type(fence) == 'table' then return nil end
-  end
-  local tokenField = 'p:' .. place.token
-  redis.call('ZADD', permitsKey, text(now + offer.ttl), place.token)
-  if place.mode == 'w' then
-    redis.call('HSET', infoKey, tokenField, place.mode .. ':' .. text(fence) .. ':' .. offer.holder, 'writer', place.token)
-  else
-    redis.call('HSET', infoKey, tokenField, place.mode .. ':' .. text(fence) .. ':' .. offer.holder)
   end
   dropPlace(place.token)
   local heard = 1
@@ -369,16 +274,9 @@ local function grantPlace(place, offer, direct, heldBefore)
     -- pcall: a user whose ACL refuses the channel still releases; the waiter finds its permit when it asks again
     heard = redis.pcall(direct.publish, direct.channel .. ':' .. place.owner, '=' .. offer.version .. ' ' .. text(fence))
   end
-  if type(heard) ~= 'number' or heard == 0 then
-    redis.call('ZREM', permitsKey, place.token)
-    if place.mode == 'w' then redis.call('HDEL', infoKey, tokenField, 'writer') else redis.call('HDEL', infoKey, tokenField) end
-    return 'gone'
-  end
-  if place.mode == 'w' then state.writer = place.token end
-  if state.firstEnd ~= nil and (not state.firstEnd or now + offer.ttl < state.firstEnd) then state.firstEnd = now + offer.ttl end
+  if type(heard) ~= 'number' or heard == 0 then return 'gone' end
+  addPermit(place.token, place.mode, offer.ttl, fence, offer.holder)
   coverPermit(offer.ttl)
-  -- the keys outlive the place's wait by its offer's ttl already (ACQUIRE); the permits' key, made now, joins them
-  if heldBefore == 0 then redis.call('PEXPIRE', permitsKey, redis.call('PTTL', infoKey)) end
   return 'granted'
 end
 
@@ -404,7 +302,7 @@ local function callLine(places, limit, window, exclusive, direct)
       -- holds nobody back
     elseif not line.stopped and fits(limit, place.mode, count, writer) then
       local offer = place.reservedUntil == 0 and place.token ~= direct.caller and direct.publish ~= '' and offerOf(place)
-      local outcome = offer and grantPlace(place, offer, direct, count)
+      local outcome = offer and grantPlace(place, offer, direct)
       if outcome then
         -- granted, or gone: either way out of the line, holding nobody back
         place.lapsed, place.gone, line.waiting = true, true, line.waiting - 1
@@ -434,10 +332,5 @@ local function callLine(places, limit, window, exclusive, direct)
   end
   line.count, line.writer, line.held, line.granted = count, writer, heldBefore + granted, granted
   return line
-end
-
--- nothing holds or waits any more: the keys go
-local function dropKeys()
-  redis.call('DEL', permitsKey, infoKey, lineKey)
 end
 `;
