@@ -41,10 +41,6 @@ export class CommandPipeline implements RedisPipelinePort {
     return this.add('LREM', [key, count, value], key);
   }
 
-  hdel(key: string, field: string): this {
-    return this.add('HDEL', [key, field], key);
-  }
-
   call(command: string, ...args: CommandArgument[]): this {
     return this.add(command, args, undefined);
   }

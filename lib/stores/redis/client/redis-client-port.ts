@@ -14,7 +14,6 @@ export interface RedisPipelinePort {
   pttl(key: string): RedisPipelinePort;
   type(key: string): RedisPipelinePort;
   lrem(key: string, count: number, value: string): RedisPipelinePort;
-  hdel(key: string, field: string): RedisPipelinePort;
   /** A command by name, for one without a key (WAIT): it goes where the pipeline's keyed commands go. */
   call(command: string, ...args: CommandArgument[]): RedisPipelinePort;
   exec(): Promise<Array<[error: Error | null, reply: unknown]> | null>;
