@@ -22,8 +22,9 @@ export async function expectRedlockWaiterWokenByNotice(
   urls: readonly string[],
   keyPrefix: string,
 ): Promise<void> {
-  const waiterApp = await bootLockApp({ redlock: { nodes: [...waiterNodes] as never[] }, keyPrefix });
-  const holderApp = await bootLockApp({ redlock: { nodes: [...urls] }, keyPrefix });
+  // a generous per-node timeout: what is measured is the wake-up, and a loaded machine's round can take 200 ms
+  const waiterApp = await bootLockApp({ redlock: { nodes: [...waiterNodes] as never[], timeout: 1000 }, keyPrefix });
+  const holderApp = await bootLockApp({ redlock: { nodes: [...urls], timeout: 1000 }, keyPrefix });
   try {
     const held = await holderApp.get(LockService).acquire('n', { ttl: 30_000 });
     const retry = { minDelay: 10_000, maxDelay: 10_000 };

@@ -129,8 +129,9 @@ describe('a Redis client of your own', () => {
       const nodes = servers.map((server) => nodeRedisClient(6, server.url));
       opened.push(...nodes);
       const keyPrefix = uniquePrefix();
-      const store = new RedlockStore({ nodes: nodes as never[], keyPrefix });
-      const other = new RedlockStore({ nodes: servers.map((server) => server.url), keyPrefix });
+      // about the clients, not latency: the default 200 ms per node is less than a loaded machine's first round
+      const store = new RedlockStore({ nodes: nodes as never[], keyPrefix, timeout: 1000 });
+      const other = new RedlockStore({ nodes: servers.map((server) => server.url), keyPrefix, timeout: 1000 });
       try {
         const first = await store.acquire({ key: 'r', token: 'a', ttl: 5000, fencing: true });
         expect(first).toMatchObject({ acquired: true });

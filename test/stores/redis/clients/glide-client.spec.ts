@@ -190,8 +190,9 @@ describe('a Valkey GLIDE client of your own', () => {
       const nodes = await Promise.all(servers.map((server) => glideClient(server.url)));
       opened.push(...nodes);
       const keyPrefix = uniquePrefix();
-      const store = new RedlockStore({ nodes, keyPrefix });
-      const other = new RedlockStore({ nodes: servers.map((server) => server.url), keyPrefix });
+      // about the clients, not latency: the default 200 ms per node is less than a loaded machine's first round
+      const store = new RedlockStore({ nodes, keyPrefix, timeout: 1000 });
+      const other = new RedlockStore({ nodes: servers.map((server) => server.url), keyPrefix, timeout: 1000 });
       try {
         expect((await store.verify()).warnings).toEqual([]);
         const first = await store.acquire({ key: 'r', token: 'a', ttl: 5000, fencing: true });
