@@ -49,12 +49,22 @@ export class CommandDeadlines {
 
   private arm(delay: number): NodeJS.Timeout {
     // a command awaiting its reply holds its socket, which keeps the process alive: the timer need not
-    const timer = setTimeout(this.sweep, delay + SWEEP_SLACK_MS);
+    const timer = setTimeout(this.sweepAfterReads, delay + SWEEP_SLACK_MS);
     timer.unref();
     return timer;
   }
 
+  /**
+   * After a blocked event loop, due timers run before the sockets are read: the sweep waits for the poll
+   * phase (setImmediate runs after it), so a reply that arrived while this process was not running counts.
+   */
+  private readonly sweepAfterReads = (): void => {
+    setImmediate(this.sweep);
+  };
+
   private readonly sweep = (): void => {
+    // a command sent between the timer and this turn armed a timer of its own: one timer, for the oldest
+    clearTimeout(this.timer);
     this.timer = undefined;
     const now = performance.now();
     while (this.head < this.commands.length && this.dueAt[this.head] <= now) {

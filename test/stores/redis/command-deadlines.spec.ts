@@ -5,6 +5,7 @@ import { Cluster, Redis } from 'ioredis';
 import { LockModule, LockService, LockStoreError } from '../../../lib/index.js';
 import { CommandDeadlines, takeOverCommandTimeout } from '../../../lib/stores/redis/command-deadlines.js';
 import { startRedisCluster, type RedisClusterHandle } from '../../support/redis-cluster.js';
+import { blockEventLoop } from '../../support/faults.js';
 import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
 
 /** The command timeout of the clients made here: short, so the frozen cases take half a second each. */
@@ -141,6 +142,21 @@ describe('one deadline line instead of a timer per command', () => {
       await expect(reply).resolves.toBe('v');
     } finally {
       server.resume();
+      client.disconnect();
+    }
+  });
+
+  it('counts a reply that arrived while this process was blocked past the timeout as an answer', async () => {
+    const client = ownedClient(server.url);
+    try {
+      await client.set('sku:stalled', 'v');
+      const reply = client.get('sku:stalled');
+      // the command is on the wire and answered at once, but this process reads nothing until the timeout is
+      // past: the due timer runs before the socket is read, and must not call the answered command silent
+      await new Promise((resolve) => setImmediate(resolve));
+      blockEventLoop(COMMAND_TIMEOUT + 300);
+      await expect(reply).resolves.toBe('v');
+    } finally {
       client.disconnect();
     }
   });

@@ -214,8 +214,13 @@ class NodeRedisNodePort extends NodeRedisPort {
  */
 function withTimeout<T>(sent: Promise<T>, name: string, resend?: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    // after a blocked event loop, due timers run before the sockets are read: the rejection waits for the poll
+    // phase (setImmediate runs after it), so an answer that arrived while this process was not running counts
     const timer = setTimeout(
-      () => reject(new Error(`Command timed out: no answer to ${name} within ${NODE_REDIS_COMMAND_TIMEOUT} ms`)),
+      () =>
+        setImmediate(() =>
+          reject(new Error(`Command timed out: no answer to ${name} within ${NODE_REDIS_COMMAND_TIMEOUT} ms`)),
+        ),
       NODE_REDIS_COMMAND_TIMEOUT,
     );
     const answered = (reply: T): void => {

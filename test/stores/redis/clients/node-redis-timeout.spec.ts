@@ -8,6 +8,7 @@ import { RedisLockStore } from '../../../../lib/stores/redis/redis.store.js';
 import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { newToken } from '../../../../lib/utils/token.js';
 import { nodeRedisClient, type NodeRedisClient } from '../../../support/client-stores.js';
+import { blockEventLoop } from '../../../support/faults.js';
 import { startRedisServer, type RedisServerHandle } from '../../../support/redis-server.js';
 import { uniquePrefix } from '../../../support/stores.js';
 import { storedToken } from '../../../support/stored-token.js';
@@ -88,6 +89,18 @@ describe.each([6, 5] as const)('a RedisLockStore on node-redis %i when its serve
     // the client keeps working, in order: the release ran late (its reply nobody's), so the lease is gone
     expect(await store.extend('k', token, 30_000)).toBe(false);
     expect(await admin.exists(resourceKeys(keyPrefix, 'k').lock)).toBe(0);
+  });
+
+  it('counts an answer that arrived while this process was blocked past the command timeout', async () => {
+    const token = newToken();
+    await store.verify();
+    expect(await store.acquire({ key: 'k', token, ttl: 30_000, fencing: false })).toEqual({ acquired: true });
+    const extended = store.extend('k', token, 30_000);
+    // the EVALSHA is on the wire and answered at once, but this process reads nothing until the timeout is
+    // past: the due timer runs before the socket is read, and must not fail a renewal the server made
+    await new Promise((resolve) => setImmediate(resolve));
+    blockEventLoop(NODE_REDIS_COMMAND_TIMEOUT + 300);
+    await expect(extended).resolves.toBe(true);
   });
 
   it("aborts a renewed holder's signal with LockLostError once its validity runs out on a frozen server", async () => {
