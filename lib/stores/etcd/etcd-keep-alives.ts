@@ -55,18 +55,24 @@ export class EtcdKeepAlives {
       (id) =>
         new Promise<number | Error>((resolve) => {
           let timer: NodeJS.Timeout;
+          let settled = false;
           const watch = (wait: number): void => {
-            timer = setTimeout(() => {
-              const quietFor = performance.now() - Math.max(sentAt, this.answeredAt);
-              if (quietFor < timeout) return watch(timeout - quietFor);
-              settle(new Error(`no keep-alive answer within ${timeout} ms`));
-              // nothing more is believed from lanes that went quiet
-              this.reset(lanes, new Error('the keep-alive stream went quiet'));
-            }, wait);
+            // after a blocked event loop, due timers run before the streams are read: the member is judged
+            // after the poll phase (setImmediate runs after it), so answers that came meanwhile count
+            timer = setTimeout(() => setImmediate(judge), wait);
+          };
+          const judge = (): void => {
+            if (settled) return;
+            const quietFor = performance.now() - Math.max(sentAt, this.answeredAt);
+            if (quietFor < timeout) return watch(timeout - quietFor);
+            settle(new Error(`no keep-alive answer within ${timeout} ms`));
+            // nothing more is believed from lanes that went quiet
+            this.reset(lanes, new Error('the keep-alive stream went quiet'));
           };
           watch(timeout);
           const entry: Pending = {
             settle: (outcome) => {
+              settled = true;
               clearTimeout(timer);
               const queue = this.pending.get(id);
               const index = queue?.indexOf(entry) ?? -1;

@@ -1,3 +1,4 @@
+import { raceDeadline } from '../../utils/deadline.js';
 import type { Etcd3Client, EtcdTxnRequest, EtcdTxnResponse } from './etcd-client.js';
 
 /** Errors that are etcd's answer, the same from any member: moving to another would not help. */
@@ -84,7 +85,13 @@ export class EtcdMembers {
 
   /** A transaction whose every attempt has `timeout` ms instead of the usual deadline (renewals have less time). */
   txnWithin(request: EtcdTxnRequest, timeout: number): Promise<EtcdTxnResponse> {
-    return this.call((client) => client.kv.txn(request, { deadline: Date.now() + timeout }));
+    // judged by a deadline that reads the socket first (a gRPC deadline fires before an answer that came
+    // during a stall of this process is read); gRPC's own, twice as long, only ends the call
+    return this.call((client) =>
+      raceDeadline(client.kv.txn(request, { deadline: Date.now() + 2 * timeout }), timeout, () => {
+        throw new Error(`DEADLINE_EXCEEDED: no answer within ${timeout} ms`);
+      }),
+    );
   }
 
   /** Closes every client. */
