@@ -31,6 +31,10 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
     const direct = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true });
     try {
       return Number(await direct.get(fenceKey));
+    } catch (error) {
+      throw new Error(`the fence counter of the server on port ${server.port}: ${(error as Error).message}`, {
+        cause: error,
+      });
     } finally {
       direct.disconnect();
     }
@@ -42,7 +46,9 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
     // two processes contending for one fenced resource, each with a Sentinel client the module creates
     const managers = await Promise.all(
       [0, 1].map(async () => {
-        const plan = checkModuleOptions({ redis: group.clientOptions, keyPrefix }).store;
+        // friendly stacks: a command's error names the code that sent it, not only ioredis' socket handler
+        const redis = { ...group.clientOptions, showFriendlyErrorStack: true };
+        const plan = checkModuleOptions({ redis, keyPrefix }).store;
         const manager = new LockManager({ store: (await createStore(plan)).store });
         cleanups.push(() => manager.close());
         return manager;
@@ -50,6 +56,9 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
     );
     const grants: Array<{ fence: number; at: number }> = [];
     let running = true;
+    let stage = 'the first 50 grants';
+    /** What a worker met that the store should never throw, with the stage it was in. */
+    const unexpected: string[] = [];
     let granted: (() => void) | undefined;
     const grantsUntil = (count: number): Promise<void> =>
       new Promise((resolve) => (granted = () => grants.length >= count && resolve()));
@@ -67,7 +76,10 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
         } catch (error) {
           // while the master is gone and no replica has taken over yet, the store is unreachable (and a
           // waiter may give up behind a lease that only the dead master could release)
-          if (!(error instanceof LockStoreError || error instanceof LockNotAcquiredError)) throw error;
+          if (!(error instanceof LockStoreError || error instanceof LockNotAcquiredError)) {
+            unexpected.push(`${stage}: ${(error as Error)?.stack ?? String(error)}`);
+            return;
+          }
           await delay(20);
         }
       }
@@ -80,10 +92,14 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
     });
 
     // each stage bounded on its own, so that a run that takes too long says which stage it was in
-    const within = async <T>(stage: string, ms: number, work: Promise<T>): Promise<T> => {
+    const within = async <T>(name: string, ms: number, work: Promise<T>): Promise<T> => {
+      stage = name;
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${stage}: not done within ${ms} ms (${grants.length} grants)`)), ms);
+        timer = setTimeout(() => {
+          const failures = unexpected.length > 0 ? `; the workers met ${unexpected.join('; ')}` : '';
+          reject(new Error(`${stage}: not done within ${ms} ms (${grants.length} grants)${failures}`));
+        }, ms);
       });
       try {
         return await Promise.race([work, late]);
@@ -106,6 +122,7 @@ describe('fences across a Sentinel failover that lost the last grants', () => {
     await within('50 grants after the failover', 30_000, grantsUntil(grants.length + 50));
     running = false;
     await Promise.all(workers);
+    expect(unexpected).toEqual([]);
 
     const before = grants.filter((grant) => grant.at < killedAt).map((grant) => grant.fence);
     const after = grants.filter((grant) => grant.at > killedAt).map((grant) => grant.fence);
