@@ -118,6 +118,8 @@ export function iovalkeyRedlockKind(nodes: number): StoreKind {
       // a generous per-node timeout, as for the ioredis Redlock kind: the contract is about behaviour, not latency
       const store = new RedlockStore({ nodes: storeNodes as never[], keyPrefix, timeout: 1000 });
       const other = new RedlockStore({ nodes: otherNodes as never[], keyPrefix, timeout: 1000 });
+      // connected, scripts loaded, before the first test's clock starts (as redlockKind)
+      await Promise.all([store.verify(), other.verify()]);
       const admins = urls.map((url) => new Redis(url));
       return {
         store,

@@ -182,6 +182,9 @@ export function redlockKind(nodes: number, pool: RedisServerPool = redlockServer
       // (or --detectOpenHandles) from turning a burst of 200 acquires into an outage
       const store = new RedlockStore({ nodes: urls, keyPrefix, timeout: 1000 });
       const other = new RedlockStore({ nodes: urls, keyPrefix, timeout: 1000 });
+      // connected, scripts loaded, before the first test's clock starts: a fresh client's first round also
+      // waits for its connections, which a loaded machine made take over the second a round has
+      await Promise.all([store.verify(), other.verify()]);
       const admins = urls.map((url) => new Redis(url));
       return {
         store,
