@@ -83,7 +83,10 @@ export class EtcdMembers {
     });
   }
 
-  /** A transaction whose every attempt has `timeout` ms instead of the usual deadline (renewals have less time). */
+  /**
+   * A read-only transaction whose every attempt has `timeout` ms instead of the usual deadline (renewals have
+   * less time). Read-only: an attempt given up at the deadline may still run on its member.
+   */
   txnWithin(request: EtcdTxnRequest, timeout: number): Promise<EtcdTxnResponse> {
     // judged by a deadline that reads the socket first (a gRPC deadline fires before an answer that came
     // during a stall of this process is read); gRPC's own, twice as long, only ends the call
