@@ -239,11 +239,17 @@ export function describePermitContract(kind: PermitStoreKind, processes: boolean
 
     it('frees the permit of a holder that never releases within its TTL, and a waiter gets it', async () => {
       const ttl = 300;
+      // the waiter's subscriber is connected before the clock starts: what is timed is how soon it sees the end
+      (await pair.other.watch('forgotten')).close();
       await pair.store.acquire(permit('forgotten', { limit: 1 }, { ttl }));
       const started = performance.now();
+      // the waiter may only notice as late as this process runs (a loaded machine held it up 1 s in a CI run)
+      const lag = monitorEventLoopDelay({ resolution: 10 });
+      lag.enable();
       const grant = await waitForPermit(pair.other, permit('forgotten', { limit: 1 }), 5000);
+      lag.disable();
       expect(grant.acquired).toBe(true);
-      expect(performance.now() - started).toBeLessThan(ttl + 800);
+      expect(performance.now() - started).toBeLessThan(ttl + 800 + lag.max / 1e6);
     });
 
     it("lets a stale token neither release nor extend another's permit", async () => {
