@@ -404,35 +404,83 @@ export function describeStoreContract(kind: StoreKind): void {
       // a lease outlives a stall of this process only while the stall is shorter than about two thirds of its
       // TTL (renewals come at a third): 3 s leases, as a busy CI machine stalls this process for over a second
       const ttl = kind.renewalTtl ?? 3000;
-      // taken 20 at a time, as they are asked below: 200 grants at once over several nodes can outlast a node's
-      // reply timeout on a machine with both cores busy, and this test is about renewal, not a burst of grants
+      // how long the store left a probe unanswered meanwhile: servers starved that long lose leases, rightly
+      const silence = probeSilence(pair.other);
       const locks: Lock[] = [];
-      for (let i = 0; i < 200; i += 20) {
-        locks.push(
-          ...(await Promise.all(
-            Array.from({ length: 20 }, (_, j) => holder.acquire(`renewed:${i + j}`, { ttl, autoRenew: true })),
-          )),
-        );
-      }
-      await sleep((10 * ttl) / 3);
-      // asked 20 at a time, and again when a store over several nodes could not hear enough of them in time
-      // (a machine with both cores busy): what is judged is what the store says, not how fast it says it
       const states: LockState[] = [];
-      for (let i = 0; i < locks.length; i += 20) {
-        states.push(
-          ...(await Promise.all(locks.slice(i, i + 20).map((lock) => inspectPatiently(pair.other, lock.key)))),
-        );
+      let longestSilence: number;
+      try {
+        // taken 20 at a time, as they are asked below: 200 grants at once over several nodes can outlast a node's
+        // reply timeout on a machine with both cores busy, and this test is about renewal, not a burst of grants
+        for (let i = 0; i < 200; i += 20) {
+          locks.push(
+            ...(await Promise.all(
+              Array.from({ length: 20 }, (_, j) => holder.acquire(`renewed:${i + j}`, { ttl, autoRenew: true })),
+            )),
+          );
+        }
+        await sleep((10 * ttl) / 3);
+        // asked 20 at a time, and again when a store over several nodes could not hear enough of them in time
+        // (a machine with both cores busy): what is judged is what the store says, not how fast it says it
+        for (let i = 0; i < locks.length; i += 20) {
+          states.push(
+            ...(await Promise.all(locks.slice(i, i + 20).map((lock) => inspectPatiently(pair.other, lock.key)))),
+          );
+        }
+      } finally {
+        longestSilence = await silence.stop();
       }
       // judged once the store has answered: a holder that believes it holds now also did when the store was
       // asked (a renewal never brings back a lease the store had lost), so any lease shown free is a real split
       const believed = locks.map((lock) => lock.isHeld && !lock.signal.aborted);
       expect(locks.filter((_, i) => believed[i] && !states[i].held).map((lock) => lock.key)).toEqual([]);
-      expect(locks.filter((_, i) => !believed[i]).map((lock) => `${lock.key}: ${String(lock.signal.reason)}`)).toEqual(
-        [],
-      );
+      const lost = locks.filter((_, i) => !believed[i]);
+      // a renewal is sent a third into the lease: a store silent for the other two thirds could not renew it
+      if (longestSilence < (2 * ttl) / 3 - PROBE_PERIOD) {
+        expect(lost.map((lock) => `${lock.key}: ${String(lock.signal.reason)}`)).toEqual([]);
+      } else {
+        // the machine starved the servers (or this process): leases may end, each told why, none taken
+        console.log(`the store answered nothing for ${Math.round(longestSilence)} ms: ${lost.length} leases ended`);
+        const reasons = new Set(lost.map((lock) => (lock.signal.reason as LockLostError).reason));
+        expect([...reasons].filter((reason) => reason !== 'store-unreachable' && reason !== 'stalled')).toEqual([]);
+      }
       await holder.releaseAll(locks);
     }, 90_000);
   });
+}
+
+/** How often {@link probeSilence} asks the store. */
+const PROBE_PERIOD = 100;
+
+/**
+ * Asks `store` about a key nobody holds every {@link PROBE_PERIOD} ms until `stop()`, which resolves with the
+ * longest time between two answers (failures are no answers): how long the store, or this process, was silent.
+ */
+function probeSilence(store: StorePair['store']): { stop(): Promise<number> } {
+  let running = true;
+  let longest = 0;
+  const probing = (async () => {
+    let answeredAt = performance.now();
+    while (running) {
+      try {
+        await store.inspect('silence-probe');
+        const now = performance.now();
+        longest = Math.max(longest, now - answeredAt);
+        answeredAt = now;
+      } catch {
+        // unanswered: the silence goes on
+      }
+      await sleep(PROBE_PERIOD);
+    }
+    longest = Math.max(longest, performance.now() - answeredAt - PROBE_PERIOD);
+  })();
+  return {
+    async stop() {
+      running = false;
+      await probing;
+      return longest;
+    },
+  };
 }
 
 /** `inspect`, asked up to three times while the store answers that it could not reach enough of its nodes. */
