@@ -1,12 +1,13 @@
+import { setTimeoutAfterReads } from './timeout-after-reads.js';
+
 /**
  * `promise`'s outcome when it settles within `ms`, else what `onTimeout` returns (or throws). The timer is
  * cleared either way, so a race never keeps the process alive; a `promise` that settles after the deadline is
- * nobody's, and its rejection is swallowed here rather than reported as unhandled. After a blocked event loop
- * due timers run before the sockets are read: the deadline is judged after the poll phase (setImmediate), so
- * an answer that arrived while this process was not running wins.
+ * nobody's, and its rejection is swallowed here rather than reported as unhandled. The deadline is judged after
+ * the sockets are read ({@link setTimeoutAfterReads}), so an answer that arrived during a stall wins.
  */
 export async function raceDeadline<T, U>(promise: Promise<T>, ms: number, onTimeout: () => U): Promise<T | U> {
-  let timer: NodeJS.Timeout | undefined;
+  let cancelDeadline: (() => void) | undefined;
   const deadline = new Promise<U>((resolve, reject) => {
     const expire = (): void => {
       try {
@@ -15,12 +16,12 @@ export async function raceDeadline<T, U>(promise: Promise<T>, ms: number, onTime
         reject(error);
       }
     };
-    timer = setTimeout(() => setImmediate(expire), Math.max(0, ms));
+    cancelDeadline = setTimeoutAfterReads(expire, ms);
   });
   promise.catch(() => undefined);
   try {
     return await Promise.race([promise, deadline]);
   } finally {
-    clearTimeout(timer);
+    cancelDeadline?.();
   }
 }

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { EtcdDuplexStream, EtcdKeepAlive } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
 import { openOnCurrentMember, type MemberStream } from './member-stream.js';
+import { setTimeoutAfterReads } from '../../utils/timeout-after-reads.js';
 
 type Stream = MemberStream<EtcdDuplexStream<{ ID: string }, EtcdKeepAlive>>;
 
@@ -54,12 +55,10 @@ export class EtcdKeepAlives {
     const answers = ids.map(
       (id) =>
         new Promise<number | Error>((resolve) => {
-          let timer: NodeJS.Timeout;
+          let cancelWatch: () => void;
           let settled = false;
           const watch = (wait: number): void => {
-            // after a blocked event loop, due timers run before the streams are read: the member is judged
-            // after the poll phase (setImmediate runs after it), so answers that came meanwhile count
-            timer = setTimeout(() => setImmediate(judge), wait);
+            cancelWatch = setTimeoutAfterReads(judge, wait);
           };
           const judge = (): void => {
             if (settled) return;
@@ -73,7 +72,7 @@ export class EtcdKeepAlives {
           const entry: Pending = {
             settle: (outcome) => {
               settled = true;
-              clearTimeout(timer);
+              cancelWatch();
               const queue = this.pending.get(id);
               const index = queue?.indexOf(entry) ?? -1;
               if (queue && index >= 0) queue.splice(index, 1);

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from '../../interfaces/ioredis-types.js';
+import { setTimeoutAfterReads } from '../../utils/timeout-after-reads.js';
 
 /**
  * A command as far as its deadline needs it: the public fields of an ioredis `Command` (5 and 6). `isSettled`
@@ -29,7 +30,7 @@ export class CommandDeadlines {
   private commands: (DeadlineCommand | undefined)[] = [];
   private dueAt: number[] = [];
   private head = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private sweepArmed = false;
 
   /** @param timeout the client's `commandTimeout` in ms */
   constructor(readonly timeout: number) {}
@@ -39,7 +40,7 @@ export class CommandDeadlines {
     this.dropSettled();
     this.commands.push(command);
     this.dueAt.push(performance.now() + this.timeout);
-    this.timer ??= this.arm(this.timeout);
+    if (!this.sweepArmed) this.arm(this.timeout);
   }
 
   /** How many commands are in the line, answered ones not yet dropped included (for tests). */
@@ -47,25 +48,15 @@ export class CommandDeadlines {
     return this.commands.length - this.head;
   }
 
-  private arm(delay: number): NodeJS.Timeout {
+  /** One sweep, judged after the sockets are read so a reply that came during a stall counts. */
+  private arm(delay: number): void {
+    this.sweepArmed = true;
     // a command awaiting its reply holds its socket, which keeps the process alive: the timer need not
-    const timer = setTimeout(this.sweepAfterReads, delay + SWEEP_SLACK_MS);
-    timer.unref();
-    return timer;
+    setTimeoutAfterReads(this.sweep, delay + SWEEP_SLACK_MS, { unref: true });
   }
 
-  /**
-   * After a blocked event loop, due timers run before the sockets are read: the sweep waits for the poll
-   * phase (setImmediate runs after it), so a reply that arrived while this process was not running counts.
-   */
-  private readonly sweepAfterReads = (): void => {
-    setImmediate(this.sweep);
-  };
-
   private readonly sweep = (): void => {
-    // a command sent between the timer and this turn armed a timer of its own: one timer, for the oldest
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.sweepArmed = false;
     const now = performance.now();
     while (this.head < this.commands.length && this.dueAt[this.head] <= now) {
       const command = this.commands[this.head]!;
@@ -74,7 +65,7 @@ export class CommandDeadlines {
       if (!(command.isSettled ?? command.isResolved)) command.reject(new Error('Command timed out'));
     }
     this.dropSettled();
-    if (this.head < this.commands.length) this.timer = this.arm(this.dueAt[this.head] - now);
+    if (this.head < this.commands.length) this.arm(this.dueAt[this.head] - now);
   };
 
   /** Drops answered commands from the front, and the line's spent storage once there is a block of it. */

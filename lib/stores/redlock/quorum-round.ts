@@ -1,3 +1,5 @@
+import { setTimeoutAfterReads } from '../../utils/timeout-after-reads.js';
+
 /** One node's part in a round: its reply, the error it met (a timeout included), or still nothing. */
 export type NodeReply<T> =
   | { readonly state: 'ok'; readonly value: T }
@@ -32,7 +34,7 @@ export function sendToAll<T>(
     let done = false;
     const finish = (): void => {
       done = true;
-      clearTimeout(timer);
+      cancelExpiry();
       resolve(replies.slice());
     };
     const settle = (index: number, reply: NodeReply<T>): void => {
@@ -48,10 +50,8 @@ export function sendToAll<T>(
       });
       finish();
     };
-    // after a blocked event loop, due timers run before the sockets are read: the replies that arrived
-    // meanwhile are read first (the poll phase comes before setImmediate), so a node that answered in time is
-    // not called silent because this process was not running
-    const timer = setTimeout(() => setImmediate(expire), timeout);
+    // a node that answered in time is not called silent because this process was not running
+    const cancelExpiry = setTimeoutAfterReads(expire, timeout);
     for (let index = 0; index < count; index++) {
       let request: Promise<T>;
       try {

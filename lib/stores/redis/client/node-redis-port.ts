@@ -2,6 +2,7 @@ import type { ClientListener, RedisClientPort, RedisClientSettings } from './red
 import { CommandPort } from './command-port.js';
 import type { QueuedCommand } from './command-pipeline.js';
 import { isNetworkError } from '../../../utils/failure-kind.js';
+import { setTimeoutAfterReads } from '../../../utils/timeout-after-reads.js';
 
 /** The part of a node-redis 5 or 6 client (`createClient()`) or cluster (`createCluster()`) the port uses. */
 interface NodeRedisClient {
@@ -214,21 +215,16 @@ class NodeRedisNodePort extends NodeRedisPort {
  */
 function withTimeout<T>(sent: Promise<T>, name: string, resend?: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    // after a blocked event loop, due timers run before the sockets are read: the rejection waits for the poll
-    // phase (setImmediate runs after it), so an answer that arrived while this process was not running counts
-    const timer = setTimeout(
-      () =>
-        setImmediate(() =>
-          reject(new Error(`Command timed out: no answer to ${name} within ${NODE_REDIS_COMMAND_TIMEOUT} ms`)),
-        ),
+    const cancelTimeout = setTimeoutAfterReads(
+      () => reject(new Error(`Command timed out: no answer to ${name} within ${NODE_REDIS_COMMAND_TIMEOUT} ms`)),
       NODE_REDIS_COMMAND_TIMEOUT,
     );
     const answered = (reply: T): void => {
-      clearTimeout(timer);
+      cancelTimeout();
       resolve(reply);
     };
     const failed = (error: unknown): void => {
-      clearTimeout(timer);
+      cancelTimeout();
       reject(error);
     };
     sent.then(answered, (error: unknown) => {
