@@ -156,8 +156,14 @@ async function handoffInProcesses(contenders: readonly Contender[]): Promise<Tab
   };
   for (const contender of contenders) {
     const options = { key: `handoff:${contender.row}`, csMs: 1, handoff: true };
-    const run = await contendInProcesses(contender.library.name, contender.url, PROCESSES, options, DURATION_MS, () =>
-      Promise.resolve(),
+    const run = await contendInProcesses(
+      contender.library.name,
+      contender.url,
+      PROCESSES,
+      options,
+      DURATION_MS,
+      WARMUP_MS,
+      () => Promise.resolve(),
     );
     const summary = summarize([run.grants]);
     table.rows.push({

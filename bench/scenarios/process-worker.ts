@@ -1,5 +1,6 @@
 import { libraryNamed } from '../libraries.js';
 import { contend, type Board, type ContentionOptions } from './contention.js';
+import { now } from '../support/stats.js';
 
 /** What the parent tells a forked worker (scenarios 5 and 6). */
 export interface WorkerConfig {
@@ -12,11 +13,11 @@ export interface WorkerConfig {
 /** Messages between the parent and a forked worker. */
 export type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'go'; end: number }
+  | { type: 'go'; measureFrom: number; end: number }
   | { type: 'acquired' }
   | { type: 'park' }
   | { type: 'unpark' }
-  | { type: 'done'; grants: unknown[]; retries: number; clientCpuMs: number };
+  | { type: 'done'; grants: unknown[]; startupWaitMax: number; retries: number; clientCpuMs: number };
 
 /** The handoff rule across processes: the parent knows the last holder and unparks releasers. */
 class RemoteBoard implements Board {
@@ -46,21 +47,33 @@ async function main(): Promise<void> {
   const send = (message: WorkerMessage): void => void process.send?.(message);
   const session = await libraryNamed(config.library).open(config.url);
   const board = new RemoteBoard(send);
-  const end = await new Promise<number>((resolve) => {
+  const { measureFrom, end } = await new Promise<{ measureFrom: number; end: number }>((resolve) => {
     process.on('message', (message: WorkerMessage) => {
-      if (message.type === 'go') resolve(message.end);
+      if (message.type === 'go') resolve(message);
       else if (message.type === 'unpark') board.unpark();
     });
     send({ type: 'ready' });
   });
-  const cpuBefore = process.cpuUsage();
+  // the warm-up's CPU and retries are not counted: sampled again once it is over
+  let cpuBefore = process.cpuUsage();
+  let retriesBefore = session.retries;
+  const warmedUp = setTimeout(
+    () => {
+      cpuBefore = process.cpuUsage();
+      retriesBefore = session.retries;
+    },
+    Math.max(0, measureFrom - now()),
+  );
   // greedy workers need no board: nobody steps aside, and an IPC message per grant would only add noise
-  const grants = await contend(session, config.worker, config.options, end, config.options.handoff ? board : undefined);
+  const all = await contend(session, config.worker, config.options, end, config.options.handoff ? board : undefined);
+  clearTimeout(warmedUp);
   const cpu = process.cpuUsage(cpuBefore);
+  const startup = all.filter((grant) => grant.acquiredAt < measureFrom);
   const done: WorkerMessage = {
     type: 'done',
-    grants,
-    retries: session.retries,
+    grants: all.filter((grant) => grant.acquiredAt >= measureFrom),
+    startupWaitMax: Math.max(0, ...startup.map((grant) => grant.acquiredAt - grant.wantAt)),
+    retries: session.retries - retriesBefore,
     clientCpuMs: (cpu.user + cpu.system) / 1000,
   };
   await new Promise((resolve) => process.send?.(done, resolve));

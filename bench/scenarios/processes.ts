@@ -6,9 +6,14 @@ import { now } from '../support/stats.js';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./process-worker.js', import.meta.url));
 
-/** Grants per worker, the library-level retries of all workers and the CPU their measured loops used. */
+/**
+ * Grants per worker, the library-level retries of all workers and the CPU their measured loops used, all after
+ * the warm-up.
+ */
 export interface ProcessRun {
   readonly grants: Grant[][];
+  /** The longest wait among the warm-up's grants (processes starting together, opening their connections), ms. */
+  readonly startupWaitMax: number;
   readonly retries: number;
   /** User + system CPU of every worker over its contention loop, summed, ms. */
   readonly clientCpuMs: number;
@@ -16,8 +21,10 @@ export interface ProcessRun {
 
 /**
  * Scenarios 5 and 6: `workers` forked processes contend for one key, each with its own session. In handoff
- * mode the parent plays the board over IPC (a releaser parks until another worker has taken the key);
- * `beforeGo` runs once every worker is connected, so command counts leave connection setup out.
+ * mode the parent plays the board over IPC (a releaser parks until another worker has taken the key). The
+ * workers contend from the start, but the first `warmupMs` are not measured: grants acquired in them are left
+ * out (their longest wait is kept apart), as are the workers' CPU and retries, and `beforeMeasure` runs when
+ * the warm-up ends, so that command counts leave out connection setup and the first subscriptions.
  */
 export async function contendInProcesses(
   library: string,
@@ -25,7 +32,8 @@ export async function contendInProcesses(
   workers: number,
   options: ContentionOptions,
   durationMs: number,
-  beforeGo: () => Promise<void>,
+  warmupMs: number,
+  beforeMeasure: () => Promise<void>,
 ): Promise<ProcessRun> {
   const children: ChildProcess[] = [];
   const parked = new Set<number>();
@@ -35,7 +43,8 @@ export async function contendInProcesses(
   let signalReady!: () => void;
   let failReady!: (error: Error) => void;
   const allReady = new Promise<void>((resolve, reject) => ((signalReady = resolve), (failReady = reject)));
-  const results: Array<Promise<{ grants: Grant[]; retries: number; clientCpuMs: number }>> = [];
+  type WorkerResult = { grants: Grant[]; startupWaitMax: number; retries: number; clientCpuMs: number };
+  const results: Array<Promise<WorkerResult>> = [];
 
   for (let worker = 0; worker < workers; worker++) {
     const config: WorkerConfig = { library, url, worker, options };
@@ -57,7 +66,8 @@ export async function contendInProcesses(
             if (lastHolder !== worker || stopped) send({ type: 'unpark' });
             else parked.add(worker);
           } else if (message.type === 'done') {
-            resolve({ grants: message.grants as Grant[], retries: message.retries, clientCpuMs: message.clientCpuMs });
+            const { grants, startupWaitMax, retries, clientCpuMs } = message;
+            resolve({ grants: grants as Grant[], startupWaitMax, retries, clientCpuMs });
           }
         });
         child.once('exit', (code) => {
@@ -70,18 +80,28 @@ export async function contendInProcesses(
   }
   try {
     await allReady;
-    await beforeGo();
-    const end = now() + durationMs;
-    for (const child of children) child.send({ type: 'go', end } satisfies WorkerMessage);
-    const stopper = setTimeout(() => {
-      stopped = true;
-      for (const worker of parked) children[worker].send({ type: 'unpark' } satisfies WorkerMessage);
-      parked.clear();
-    }, durationMs + 1);
+    const measureFrom = now() + warmupMs;
+    const end = measureFrom + durationMs;
+    for (const child of children) child.send({ type: 'go', measureFrom, end } satisfies WorkerMessage);
+    let measuring: Promise<void> | undefined;
+    const warmedUp = setTimeout(() => {
+      measuring = beforeMeasure();
+    }, warmupMs);
+    const stopper = setTimeout(
+      () => {
+        stopped = true;
+        for (const worker of parked) children[worker].send({ type: 'unpark' } satisfies WorkerMessage);
+        parked.clear();
+      },
+      warmupMs + durationMs + 1,
+    );
     const done = await Promise.all(results);
+    clearTimeout(warmedUp);
     clearTimeout(stopper);
+    await measuring;
     return {
       grants: done.map((result) => result.grants),
+      startupWaitMax: Math.max(0, ...done.map((result) => result.startupWaitMax)),
       retries: done.reduce((sum, r) => sum + r.retries, 0),
       clientCpuMs: done.reduce((sum, r) => sum + r.clientCpuMs, 0),
     };

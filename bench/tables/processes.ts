@@ -1,4 +1,5 @@
 import type { BenchContext, Scenario } from '../context.js';
+import { fmt } from '../support/stats.js';
 import { contendInProcesses } from '../scenarios/processes.js';
 import { meter, type Usage } from '../support/usage.js';
 import { WORKERS, contentionNotes, contentionRow, contentionTable } from './contention-table.js';
@@ -8,6 +9,7 @@ async function inProcesses(context: BenchContext, scenario: Scenario, handoff: b
   const libraries = context.contenders('processes');
   const options = { key: 'contended', csMs: 1, handoff };
   const csMean: number[] = [];
+  const startupWaits: string[] = [];
   for (const library of libraries) {
     await context.redis.reset();
     let stop: (() => Promise<Usage>) | undefined;
@@ -17,6 +19,7 @@ async function inProcesses(context: BenchContext, scenario: Scenario, handoff: b
       WORKERS,
       options,
       context.durationMs,
+      context.warmupMs,
       async () => {
         stop = await meter(context.redis);
       },
@@ -25,14 +28,18 @@ async function inProcesses(context: BenchContext, scenario: Scenario, handoff: b
     const { summary, row } = contentionRow(library.name, [run.grants], { ...run, serverCpuMs: usage.serverCpuMs });
     context.commands.record(scenario.id, library.name, usage.commands, summary.grants);
     csMean.push(summary.csMean);
+    startupWaits.push(`${library.name} ${fmt(run.startupWaitMax)}`);
     table.rows.push(row);
   }
   contentionNotes(table, csMean, handoff, libraries);
   table.notes.push(
     'Each worker is a forked Node process with its own session (for nestjs-lock: its own LockManager); client ' +
       'CPU sums the workers’. ' +
-      (handoff ? 'The parent only relays the handoff rule over IPC; ' : 'The parent only starts and collects them; ') +
-      'no warm-up.',
+      (handoff ? 'The parent only relays the handoff rule over IPC. ' : 'The parent only starts and collects them. ') +
+      `The workers contend from the start; grants acquired in the first ${context.warmupMs} ms (the processes ` +
+      'starting together on the shared cores, opening their connections and subscriptions) are not measured, ' +
+      'nor the CPU, retries and server commands of that time. The longest wait among them, ms: ' +
+      `${startupWaits.join(', ')}.`,
   );
   return table;
 }
