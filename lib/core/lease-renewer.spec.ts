@@ -52,4 +52,27 @@ describe('LeaseRenewer', () => {
     renewer.add(leaseWith(0), 'renew');
     expect(await lost).toBe('expired');
   });
+
+  it('calls a lease lost to a stall when its renewal was answered in time and read only after the stall', async () => {
+    const store = new MemoryLockStore();
+    let renewalSent!: () => void;
+    const sent = new Promise<void>((resolve) => (renewalSent = resolve));
+    let answer!: () => void;
+    store.extendMany = (renewals) => {
+      renewalSent();
+      return new Promise((resolve) => (answer = () => resolve(renewals.map(() => true))));
+    };
+    let report!: (reason: LockLostReason) => void;
+    const lostToo = new Promise<LockLostReason>((resolve) => (report = resolve));
+    renewer.stop();
+    renewer = new LeaseRenewer(store, (_lock, reason) => report(reason));
+    // a third of its validity left: renewed at once
+    renewer.add(leaseWith(200, 300), 'renew');
+    await sent;
+    // the store answered while the event loop was held up past the validity the renewal would give: the reply is
+    // read after the stall, before any timer (as a reply already on the socket is)
+    answer();
+    block(400);
+    expect(await lostToo).toBe('stalled');
+  });
 });

@@ -148,6 +148,13 @@ export class LeaseRenewer {
       if (outcome instanceof Error) this.report(() => this.hooks.failed?.(entry.lock, outcome));
       if (outcome === true) {
         entry.lock.renewed(sentAt, entry.lock.ttl);
+        if (now >= entry.lock.validUntil) {
+          // answered, but read only after the validity it gives: this process was held up (its timer for the
+          // lease's end is overdue, as after a reply that came during a blocked event loop) or the store took
+          // longer than the lease to answer
+          this.lose(entry, this.timerAt <= now - TIMER_SLACK ? 'stalled' : 'store-unreachable');
+          return;
+        }
         entry.failingSince = undefined;
         entry.dueAt = sentAt + entry.lock.ttl / 3;
         this.report(() => this.hooks.renewed?.(entry.lock));
