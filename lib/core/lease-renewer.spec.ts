@@ -4,6 +4,7 @@ import { LeaseRenewer } from './lease-renewer.js';
 import { Lock, type LeaseController } from './lock.js';
 import { MemoryLockStore } from '../stores/memory/memory.store.js';
 import { newToken } from '../utils/token.js';
+import { blockEventLoop } from '../../test/support/faults.js';
 
 const controller: LeaseController = {
   extend: async () => undefined,
@@ -17,14 +18,6 @@ function leaseWith(left: number, ttl = 30_000): Lock {
     { key: 'k', token: newToken(), ttl, fence: undefined, sentAt: performance.now() - ttl + left },
     controller,
   );
-}
-
-/** Blocks this process's event loop for `ms`, as a long synchronous task would. */
-function block(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
-    // busy on purpose
-  }
 }
 
 describe('LeaseRenewer', () => {
@@ -41,7 +34,7 @@ describe('LeaseRenewer', () => {
 
   it('calls a lease lost to a stall when its check was due in time and the blocked event loop ran it late', async () => {
     renewer.add(leaseWith(100), 'renew');
-    block(300);
+    blockEventLoop(300);
     expect(await lost).toBe('stalled');
   });
 
@@ -72,7 +65,7 @@ describe('LeaseRenewer', () => {
     // the store answered while the event loop was held up past the validity the renewal would give: the reply is
     // read after the stall, before any timer (as a reply already on the socket is)
     answer();
-    block(400);
+    blockEventLoop(400);
     expect(await lostToo).toBe('stalled');
   });
 });

@@ -7,7 +7,7 @@ import { setTimeoutAfterReads } from './timeout-after-reads.js';
  * the sockets are read ({@link setTimeoutAfterReads}), so an answer that arrived during a stall wins.
  */
 export async function raceDeadline<T, U>(promise: Promise<T>, ms: number, onTimeout: () => U): Promise<T | U> {
-  let cancelDeadline: (() => void) | undefined;
+  let cancelDeadline!: () => void;
   const deadline = new Promise<U>((resolve, reject) => {
     const expire = (): void => {
       try {
@@ -22,6 +22,6 @@ export async function raceDeadline<T, U>(promise: Promise<T>, ms: number, onTime
   try {
     return await Promise.race([promise, deadline]);
   } finally {
-    cancelDeadline?.();
+    cancelDeadline();
   }
 }

@@ -1,12 +1,7 @@
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { setTimeoutAfterReads } from './timeout-after-reads.js';
-
-/** Keeps the event loop busy, as a GC pause or a starved machine would. */
-function blockEventLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
+import { blockEventLoop } from '../../test/support/faults.js';
 
 describe('setTimeoutAfterReads', () => {
   let server: ReturnType<typeof createServer>;
