@@ -29,6 +29,8 @@ export interface LeaseBookParts {
   readonly holdTimes: HoldTimes;
   /** How the held leases are kept: one per key (a mutex, by default) or several (permits). */
   readonly held?: HeldLeases;
+  /** Whether an acquisition of this process waits for `key` now. @default a local queue of the key exists */
+  readonly waitsHere?: (key: string) => boolean;
 }
 
 /** A lease the store granted to `token` from a request sent at `sentAt`, with the settings it was asked with. */
@@ -73,9 +75,11 @@ export class LeaseBook implements LeaseController {
   private readonly holdTimes: HoldTimes;
   /** Called whenever a lease stops being held, for the shutdown (`emptied`). */
   private readonly releaseListeners = new Set<() => void>();
+  private readonly waitsHere: (key: string) => boolean;
 
-  constructor({ store, observer, queues, shutdown, holdTimes, held }: LeaseBookParts) {
+  constructor({ store, observer, queues, shutdown, holdTimes, held, waitsHere }: LeaseBookParts) {
     this.held = held ?? new LeasesByKey();
+    this.waitsHere = waitsHere ?? ((key) => queues.has(key));
     this.store = store;
     this.line = store.capabilities?.line;
     this.limits = store.capabilities?.limits;
@@ -161,6 +165,9 @@ export class LeaseBook implements LeaseController {
     // the store no longer had our token: the lease ended before its holder was done, and the holder hears it
     if (!released) this.lose(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
     else this.endHold(lock, ending.way === 'keep' ? ending.keptFor : undefined);
+    // a waiter of this process the release let in (handed the lease, granted a permit in the store's reply)
+    // is the hand-off's path; the releaser's next step (often: to ask again) is not, and goes after it
+    if (released && this.waitsHere(lock.key)) await afterWokenWaiters();
     return released;
   }
 
@@ -303,4 +310,12 @@ export class LeaseBook implements LeaseController {
     this.queues.get(lock.key)?.wake();
     return error;
   }
+}
+
+/**
+ * Resolves once the promise reactions queued by now, and those they queue, have run: a woken waiter's way
+ * from its wake-up to its caller is all promise reactions (no I/O), so it reaches its caller first.
+ */
+function afterWokenWaiters(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -30,6 +30,8 @@ export class PermitAcquirer extends Acquirer {
   private readonly permits: PermitLeaseStore;
   /** The queue of one of each waiter, for the shutdown to wake them. */
   private readonly waiters = new Set<LocalQueue>();
+  /** How many waiters each key has here. */
+  private readonly waitingPerKey = new Map<string, number>();
 
   constructor(parts: PermitAcquirerParts) {
     super(parts);
@@ -41,12 +43,16 @@ export class PermitAcquirer extends Acquirer {
     // a queue of one, never shared: it carries this waiter's release watch
     const own = new LocalQueue();
     this.waiters.add(own);
+    this.waitingPerKey.set(key, (this.waitingPerKey.get(key) ?? 0) + 1);
     let outcome: Attempt | undefined;
     try {
       outcome = await this.waitAsHead(acquisition, own, refused);
       return outcome;
     } finally {
       this.waiters.delete(own);
+      const left = (this.waitingPerKey.get(key) ?? 1) - 1;
+      if (left > 0) this.waitingPerKey.set(key, left);
+      else this.waitingPerKey.delete(key);
       // a place left in the line would hold back every waiter behind it for a hand-off window
       if (!isGrant(outcome)) this.shutdown.track(this.permits.leavePlace(key, token)).catch(() => undefined);
       void own.watch?.then(
@@ -63,6 +69,11 @@ export class PermitAcquirer extends Acquirer {
 
   protected override takeGrant(key: string, token: string): DirectGrant | undefined {
     return this.permits.takeGrant(key, token);
+  }
+
+  /** Whether a waiter of this process waits for a permit of `key` now. */
+  waitsFor(key: string): boolean {
+    return this.waitingPerKey.has(key);
   }
 
   /** Wakes every waiter (the shutdown began: each gives up its place and is refused). */

@@ -36,7 +36,15 @@ export class PermitEngine {
     const gate = shutdown.over(store);
     // permits are not lined up locally (the store's line orders them): no local queues to wake
     const queues = new Map<string, never>();
-    this.leases = new LeaseBook({ store, observer, queues, shutdown: gate, holdTimes, held: new HeldPermits() });
+    this.leases = new LeaseBook({
+      store,
+      observer,
+      queues,
+      shutdown: gate,
+      holdTimes,
+      held: new HeldPermits(),
+      waitsHere: (key) => this.acquirer.waitsFor(key),
+    });
     this.acquirer = new PermitAcquirer({ store, observer, leases: this.leases, queues, shutdown: gate });
   }
 }
