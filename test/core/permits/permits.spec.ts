@@ -212,6 +212,9 @@ describe.each([memoryCapableKind, redisCapableKind])('permits through LockManage
     const order: string[] = [];
     let refusals = 0;
     locks.on('contended', () => refusals++);
+    const events: string[] = [];
+    locks.on('acquired', () => events.push('acquired'));
+    locks.on('released', () => events.push('released'));
     const done = new Set<string>();
     // the refusals counted when each worker began to ask: a refusal after that is its own (the other holds)
     const askedAt = new Map<string, number>();
@@ -239,6 +242,8 @@ describe.each([memoryCapableKind, redisCapableKind])('permits through LockManage
       const releaser = order[index].split(' ')[0];
       expect(order[index - 1]).toBe(`${releaser === 'a' ? 'b' : 'a'} holds`);
     }
+    // the events still tell each permit's end before the next holder's start
+    expect(events).toEqual(Array.from({ length: 8 }, () => ['acquired', 'released']).flat());
   });
 
   it('reports a permit with the same events as a mutex lease', async () => {
