@@ -7,6 +7,7 @@ import { MemoryLockStore } from '../../../lib/stores/memory/memory.store.js';
 import { RedlockStore } from '../../../lib/stores/redlock/redlock.store.js';
 import { freePort } from '../../support/redis-server.js';
 import { memoryCapableKind, redisCapableKind, type CapableStore } from '../../support/capable-stores.js';
+import { takeTurns, waiterFirst } from '../../support/taking-turns.js';
 
 /** Resolves after `ms` milliseconds (only to keep a section busy, never to wait for an outcome). */
 const hold = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -209,39 +210,12 @@ describe.each([memoryCapableKind, redisCapableKind])('permits through LockManage
   });
 
   it('lets the waiter a release lets in hold its permit before that release returns to its caller', async () => {
-    const order: string[] = [];
-    let refusals = 0;
-    locks.on('contended', () => refusals++);
     const events: string[] = [];
     locks.on('acquired', () => events.push('acquired'));
     locks.on('released', () => events.push('released'));
-    const done = new Set<string>();
-    // the refusals counted when each worker began to ask: a refusal after that is its own (the other holds)
-    const askedAt = new Map<string, number>();
-    const refused = (name: string): boolean => askedAt.has(name) && refusals > (askedAt.get(name) as number);
-    // two workers take turns on a permit of one: each asks again right after its release returns, and waits
-    const worker = async (name: string, other: string): Promise<void> => {
-      for (let turn = 0; turn < 4; turn++) {
-        askedAt.set(name, refusals);
-        const lock = await locks.acquire('turns', { limit: 1, wait: '10s' });
-        askedAt.delete(name);
-        order.push(`${name} holds`);
-        // released only once the other waits (refused), or is done
-        await until(async () => refused(other) || done.has(other));
-        await lock.release();
-        order.push(`${name} released`);
-      }
-      done.add(name);
-    };
-    await Promise.all([worker('a', 'b'), worker('b', 'a')]);
-    const releases = order.flatMap((entry, index) => (entry.endsWith('released') ? [index] : []));
-    // the first hand-off may wait for the store's subscription to be made; the last release has nobody waiting
-    const handOffs = releases.slice(1, -1);
-    expect(handOffs).toHaveLength(6);
-    for (const index of handOffs) {
-      const releaser = order[index].split(' ')[0];
-      expect(order[index - 1]).toBe(`${releaser === 'a' ? 'b' : 'a'} holds`);
-    }
+    const order = await takeTurns(locks, () => locks.acquire('turns', { limit: 1, wait: '10s' }));
+    // the first hand-off may wait for the store's subscription to be made
+    expect(waiterFirst(order, 1)).toEqual({ first: 6, after: 0 });
     // the events still tell each permit's end before the next holder's start
     expect(events).toEqual(Array.from({ length: 8 }, () => ['acquired', 'released']).flat());
   });
