@@ -144,6 +144,12 @@ export function iovalkeyRedlockKind(nodes: number): StoreKind {
 export type GlideTestClient = GlideClient | GlideClusterClient;
 
 /**
+ * How long the tests' GLIDE clients may take to connect (GLIDE's default: 2 s). A Cluster client connects to
+ * every node; with both cores busy, a Node 22 CI rerun saw one fail with "Connection error: Timeout".
+ */
+const GLIDE_CONNECTION_TIMEOUT = 10_000;
+
+/**
  * A connected GLIDE `GlideClient` on the server of `url`, on RESP3 (GLIDE's default) unless `resp` says 2;
  * `name` is its CLIENT SETNAME, which the store's subscriber (made from its settings) shares.
  */
@@ -152,6 +158,7 @@ export function glideClient(url: string, name?: string, resp?: 2 | 3): Promise<G
   return GlideClient.createClient({
     addresses: [{ host: hostname, port: Number(port) }],
     requestTimeout: 2000,
+    advancedConfiguration: { connectionTimeout: GLIDE_CONNECTION_TIMEOUT },
     ...(name === undefined ? {} : { clientName: name }),
     ...(resp === 2 ? { protocol: ProtocolVersion.RESP2 } : {}),
   });
@@ -159,7 +166,11 @@ export function glideClient(url: string, name?: string, resp?: 2 | 3): Promise<G
 
 /** A connected `GlideClusterClient` on a cluster whose nodes include `seeds` (`host:port`). */
 export function glideClusterClient(seeds: ReadonlyArray<{ host: string; port: number }>): Promise<GlideClusterClient> {
-  return GlideClusterClient.createClient({ addresses: [...seeds], requestTimeout: 2000 });
+  return GlideClusterClient.createClient({
+    addresses: [...seeds],
+    requestTimeout: 2000,
+    advancedConfiguration: { connectionTimeout: GLIDE_CONNECTION_TIMEOUT },
+  });
 }
 
 /** Closes GLIDE clients the tests made (the store never closes a client it did not make). */
