@@ -10,6 +10,7 @@ import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import type { LockState } from '../../lib/interfaces/lease.interface.js';
 import { newToken } from '../../lib/utils/token.js';
 import type { StorePair, StoreKind } from '../support/stores.js';
+import { abortReason, within } from '../support/within.js';
 
 /** Keys chosen to break naive key layouts: hash-tag braces, unicode, white space, a 1 KiB key. */
 export const ADVERSARIAL_KEYS = [
@@ -389,14 +390,14 @@ export function describeStoreContract(kind: StoreKind): void {
 
     it("aborts the holder's signal with LockLostError when its lease is deleted under it", async () => {
       const holder = manager(pair.store);
-      const lock = await holder.acquire('victim', { ttl: ttlOf(600), autoRenew: true });
-      await pair.deleteLease('victim');
-      const reason = await new Promise<unknown>((resolve) =>
-        lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)),
-      );
+      // each step bounded on its own, so that a hang names its step rather than jest's timeout for the test
+      const lock = await within(holder.acquire('victim', { ttl: ttlOf(600), autoRenew: true }), 10_000, 'the acquire');
+      await within(pair.deleteLease('victim'), 10_000, "the operator's delete");
+      // the holder may have heard of its loss (a renewal a third into the lease) before the delete's reply came
+      const reason = await within(abortReason(lock.signal), 10_000, "the holder's abort");
       expect(reason).toBeInstanceOf(LockLostError);
       expect((reason as LockLostError).reason).toBe('taken');
-      expect(await lock.release()).toBe(false);
+      expect(await within(lock.release(), 10_000, 'the release')).toBe(false);
     });
 
     it('keeps 200 auto-renewed leases alive through ten renewal rounds, and the store agrees with every holder', async () => {

@@ -3,16 +3,8 @@ import { ACQUIRE, EXTEND_MANY, RELEASE, type LuaScript } from '../../lib/stores/
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { onClient, Scenario, type ScenarioOptions } from './scenario.js';
+import { within } from '../support/within.js';
 import type { FaultClient } from './worker.js';
-
-/** Rejects after `ms`, naming what did not happen. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 describe('network faults between the lock holders and Redis', () => {
   let server: RedisServerHandle;
