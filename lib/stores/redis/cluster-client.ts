@@ -1,5 +1,6 @@
 import type { RedisClientPort, RedisClusterPort } from './client/redis-client-port.js';
 import { raceDeadline } from '../../utils/deadline.js';
+import { unboundedClient } from './client/bounded-ioredis-port.js';
 import { keySlot } from '../../utils/key-slot.js';
 import { needsSlotRoutedSubscriber, SlotRoutedSubscriber, type SubscriberPort } from './slot-routed-subscriber.js';
 import { errorMessage, redisStoreError } from './store-error.js';
@@ -42,8 +43,9 @@ export async function clusterMasters(cluster: RedisClusterPort): Promise<RedisCl
   };
   cluster.on('error', onError);
   try {
-    // a command waits in the client's offline queue until it has learnt the slots
-    await raceDeadline(cluster.ping(), CLUSTER_READY_TIMEOUT, () => {
+    // a command waits in the client's offline queue until it has learnt the slots: on the client itself, as
+    // the store's bound on a client without a command timeout would end the wait before this deadline
+    await raceDeadline(unboundedClient(cluster).ping(), CLUSTER_READY_TIMEOUT, () => {
       // ioredis' "Failed to refresh slots cache" carries the node's own answer in lastNodeError
       const cause = (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError;
       const reason =

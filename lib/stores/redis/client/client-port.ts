@@ -1,4 +1,5 @@
 import { LockConfigurationError } from '../../../errors/lock-configuration.error.js';
+import { boundedIoredisPort } from './bounded-ioredis-port.js';
 import { clientShape } from './client-shape.js';
 import { hasGlideSettings, type GlideClient } from './glide-client.js';
 import { GlidePort } from './glide-port.js';
@@ -11,8 +12,8 @@ export const SUPPORTED_CLIENTS =
   '(GlideClient or GlideClusterClient)';
 
 /**
- * The store's port on a client of yours: an ioredis or iovalkey client as it is (it has the port's shape),
- * a node-redis or GLIDE client behind its adapter.
+ * The store's port on a client of yours: an ioredis or iovalkey client as it is (it has the port's shape), or
+ * with its commands bounded when it has no `commandTimeout`; a node-redis or GLIDE client behind its adapter.
  * @param option the option the client was given in, for the message
  * @param owned whether the store's creator made the client for it (the store's `ownsClient`): only then may
  *   the port close it
@@ -21,7 +22,7 @@ export const SUPPORTED_CLIENTS =
 export function toClientPort(client: unknown, option: string, owned = false): RedisClientPort {
   // ioredis' overloads are wider than the port's signatures, which name only what the store sends
   const shape = checkClientShape(client, option);
-  if (shape === 'ioredis') return client as RedisClientPort;
+  if (shape === 'ioredis') return boundedIoredisPort(client as RedisClientPort);
   if (shape === 'glide') return new GlidePort(client as GlideClient, owned);
   return new NodeRedisPort(client as ConstructorParameters<typeof NodeRedisPort>[0], owned);
 }
