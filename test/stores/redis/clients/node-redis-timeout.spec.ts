@@ -11,20 +11,11 @@ import { nodeRedisClient, type NodeRedisClient } from '../../../support/client-s
 import { blockEventLoop } from '../../../support/faults.js';
 import { startRedisServer, type RedisServerHandle } from '../../../support/redis-server.js';
 import { uniquePrefix } from '../../../support/stores.js';
+import { failureOf } from '../../../support/timed-outcome.js';
 import { storedToken } from '../../../support/stored-token.js';
 
 /** How long past the command timeout a failure may take to surface on a loaded machine. */
 const SLACK = 3000;
-
-/** The error `operation` ends with and how long it took, in ms. */
-async function failureOf(operation: () => Promise<unknown>): Promise<{ error: unknown; took: number }> {
-  const started = performance.now();
-  const error = await operation().then(
-    (value: unknown) => ({ resolved: value }),
-    (caught: unknown) => caught,
-  );
-  return { error, took: performance.now() - started };
-}
 
 describe.each([6, 5] as const)('a RedisLockStore on node-redis %i when its server freezes (SIGSTOP)', (major) => {
   let server: RedisServerHandle;

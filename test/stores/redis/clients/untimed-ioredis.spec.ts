@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { Cluster, Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
 import { LockManager } from '../../../../lib/core/lock-manager.js';
@@ -10,19 +9,10 @@ import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { startRedisCluster, type RedisClusterHandle } from '../../../support/redis-cluster.js';
 import { startRedisServer, type RedisServerHandle } from '../../../support/redis-server.js';
 import { uniquePrefix } from '../../../support/stores.js';
+import { failureOf } from '../../../support/timed-outcome.js';
 
 /** How long past the bound a failure may take to surface on a loaded machine. */
 const SLACK = 3000;
-
-/** The error `operation` ends with (or what it resolved with) and how long it took, in ms. */
-async function outcomeOf(operation: () => Promise<unknown>): Promise<{ error: unknown; took: number }> {
-  const started = performance.now();
-  const error = await operation().then(
-    (value: unknown) => ({ resolved: value }),
-    (caught: unknown) => caught,
-  );
-  return { error, took: performance.now() - started };
-}
 
 /** The pid of the server `client` talks to, from its own INFO. */
 async function serverPid(client: Redis | Valkey): Promise<number> {
@@ -69,7 +59,7 @@ describe.each([
     ];
     const outcomes = await Promise.all(
       operations.map(async ([name, operation]) => {
-        const { error, took } = await outcomeOf(operation);
+        const { error, took } = await failureOf(operation);
         return {
           name,
           error: (error as Error).constructor.name,
@@ -78,14 +68,14 @@ describe.each([
       }),
     );
     expect(outcomes).toEqual(operations.map(([name]) => ({ name, error: 'LockStoreError', inTime: true })));
-    const { error } = await outcomeOf(() => manager.inspect('held'));
+    const { error } = await failureOf(() => manager.inspect('held'));
     expect((error as LockStoreError).message).toContain(`no answer within ${UNTIMED_CLIENT_COMMAND_TIMEOUT} ms`);
   });
 
   it('leaves your own commands on the client as you set them: unbounded', async () => {
     // a blocking pop of 3 s on the client itself, as an application's worker would: the store's bound of 2 s
     // is the store's, on its own commands, and must not cut it
-    const popped = outcomeOf(() => client.blpop(`${uniquePrefix()}empty`, 3));
+    const popped = failureOf(() => client.blpop(`${uniquePrefix()}empty`, 3));
     const { error, took } = await popped;
     expect(error).toEqual({ resolved: null });
     expect(took).toBeGreaterThan(UNTIMED_CLIENT_COMMAND_TIMEOUT);
@@ -131,7 +121,7 @@ describe('a RedisLockStore on an ioredis Cluster of yours without commandTimeout
     process.kill(pid, 'SIGSTOP');
     try {
       const [frozen, other] = await Promise.all([
-        outcomeOf(() => manager.acquire('frozen', { ttl: 5000, wait: 10_000 })),
+        failureOf(() => manager.acquire('frozen', { ttl: 5000, wait: 10_000 })),
         manager.acquire(otherKey, { ttl: 5000 }),
       ]);
       expect(frozen.error).toBeInstanceOf(LockStoreError);
