@@ -1,23 +1,13 @@
 import type { RedisClientPort, RedisClusterPort } from './client/redis-client-port.js';
 import { raceDeadline } from '../../utils/deadline.js';
 import { unboundedClient } from './client/bounded-ioredis-port.js';
+import { isCluster } from './client/port-settings.js';
 import { keySlot } from '../../utils/key-slot.js';
 import { needsSlotRoutedSubscriber, SlotRoutedSubscriber, type SubscriberPort } from './slot-routed-subscriber.js';
 import { errorMessage, redisStoreError } from './store-error.js';
 
 /** How long a check waits for a Cluster client to learn its topology before it reports the cluster unreachable. */
 const CLUSTER_READY_TIMEOUT = 10_000;
-
-/** Whether the client is an ioredis `Cluster` (every command then routes by its keys' hash slot). */
-export function isCluster(client: RedisClientPort): client is RedisClusterPort {
-  return (client as { isCluster?: boolean }).isCluster === true;
-}
-
-/** The client's `commandTimeout` in ms, when it has one (a Cluster's is in its `redisOptions`). */
-export function commandTimeoutOf(client: RedisClientPort): number | undefined {
-  const options = isCluster(client) ? client.options.redisOptions : client.options;
-  return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
-}
 
 /**
  * A subscriber's own client, with the same nodes and options as `client`. ioredis routes SSUBSCRIBE to the

@@ -1,6 +1,6 @@
 import type { RedisClientPort } from './client/redis-client-port.js';
 import { describeFailureKind, failureKind, isNetworkError } from '../../utils/failure-kind.js';
-import { commandTimeoutOf, isCluster } from './cluster-client.js';
+import { commandTimeoutOf, isCluster } from './client/port-settings.js';
 import { labelOfServer } from './node-label.js';
 
 /** The watch on each client that has one: every store on that client (its permits too) tells failures by it. */

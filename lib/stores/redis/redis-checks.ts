@@ -1,7 +1,8 @@
 import type { RedisClientPort } from './client/redis-client-port.js';
 import { isOne } from './client/reply.js';
 import type { LockStoreHealth, LockStoreVerification } from '../../interfaces/lock-store.interface.js';
-import { clusterMasters, isCluster } from './cluster-client.js';
+import { isCluster } from './client/port-settings.js';
+import { clusterMasters } from './cluster-client.js';
 import { ConnectionWatch, describeConnectionFailure } from './connection-failure.js';
 import { checkEviction, judgeEviction, type EvictionCheck } from './eviction-policy.js';
 import { labelOfServer } from './node-label.js';

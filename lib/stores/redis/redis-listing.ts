@@ -5,7 +5,7 @@ import type {
   LockRevocation,
   LockRevoking,
 } from '../../interfaces/lock-listing.interface.js';
-import { isCluster } from './cluster-client.js';
+import { isCluster } from './client/port-settings.js';
 import type { RedisClientPort } from './client/redis-client-port.js';
 import { resourceKeys } from './resource-keys.js';
 import { scanLockKeys, scanPage } from './lock-key-scan.js';

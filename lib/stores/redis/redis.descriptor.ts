@@ -7,7 +7,7 @@ import type { CreatedStore, StoreFamily } from '../../interfaces/store-family.in
 import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { sharedStoreOptions, type SharedStoreOptions } from '../../options/shared-store-options.js';
 import { redactUrl } from '../../utils/redact.js';
-import { commandTimeoutOf } from './cluster-client.js';
+import { commandTimeoutOf } from './client/port-settings.js';
 import { coalesceWrites } from './coalesced-writes.js';
 import { takeOverCommandTimeout } from './command-deadlines.js';
 import { loadIoredis } from './load-ioredis.js';

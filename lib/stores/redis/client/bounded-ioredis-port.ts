@@ -1,4 +1,5 @@
 import { CommandDeadlines, type DeadlineCommand } from '../command-deadlines.js';
+import { commandTimeoutOf, isCluster } from './port-settings.js';
 import type { RedisClientPort, RedisClientSettings } from './redis-client-port.js';
 
 /**
@@ -37,8 +38,7 @@ const COMMANDS = new Set<PropertyKey>([
  * view's `options` say the bound so that errors and checks name it.
  */
 export function boundedIoredisPort(client: RedisClientPort): RedisClientPort {
-  const settings = isClusterClient(client) ? client.options.redisOptions : client.options;
-  if (typeof settings?.commandTimeout === 'number') return client;
+  if (commandTimeoutOf(client) !== undefined) return client;
   return boundedView(client, new CommandDeadlines(UNTIMED_CLIENT_COMMAND_TIMEOUT));
 }
 
@@ -52,10 +52,6 @@ const clientsOfViews = new WeakMap<RedisClientPort, RedisClientPort>();
  */
 export function unboundedClient(port: RedisClientPort): RedisClientPort {
   return clientsOfViews.get(port) ?? port;
-}
-
-function isClusterClient(client: RedisClientPort): boolean {
-  return (client as { isCluster?: boolean }).isCluster === true;
 }
 
 /** `client` with its commands, pipelines, nodes and duplicates bounded by `deadlines`. */
@@ -116,8 +112,8 @@ function boundedSettings(client: RedisClientPort): RedisClientSettings {
         property === 'commandTimeout' ? UNTIMED_CLIENT_COMMAND_TIMEOUT : Reflect.get(target, property, target),
     });
   const settings = client.options;
-  if (!isClusterClient(client)) return withTimeout(settings);
-  const nodeSettings = withTimeout({ ...(settings.redisOptions ?? {}) });
+  if (!isCluster(client)) return withTimeout(settings);
+  const nodeSettings = withTimeout(settings.redisOptions ?? {});
   return new Proxy(settings, {
     get: (target, property): unknown =>
       property === 'redisOptions' ? nodeSettings : Reflect.get(target, property, target),

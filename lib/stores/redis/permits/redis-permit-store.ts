@@ -19,7 +19,8 @@ import { validateBoolean, validateInteger, validateKeyPrefix } from '../../../op
 import { closeClient } from '../close-client.js';
 import { toClientPort } from '../client/client-port.js';
 import type { RedisLockStoreOptions } from '../redis-store-options.js';
-import { isCluster, subscriberClient } from '../cluster-client.js';
+import { isCluster } from '../client/port-settings.js';
+import { subscriberClient } from '../cluster-client.js';
 import { NotifiableWatch } from '../../shared/notifiable-watch.js';
 import { DEFAULT_HANDOFF_WINDOW } from '../../shared/handoff-window.js';
 import { REDIS_CLIENT_OPTIONS } from '../redis-store-options.js';
