@@ -8,6 +8,7 @@ import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import type { LockSummary } from '../../lib/interfaces/lock-summary.interface.js';
 import type { StoreKind, StorePair } from '../support/stores.js';
+import { abortReason } from '../support/within.js';
 
 /** Polls `read` until `done` holds of its value (a waiter takes its place asynchronously), for up to 20 s. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -23,13 +24,6 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
  * What `LockService.list` and `describe` show of a store's locks, read through a second view of the store (as an
  * operator's process would): the right kinds, holders, ttls and waiters, and never a token.
  */
-/** The reason a lock's signal aborted with, once it did. */
-function lossOf(lock: Lock): Promise<unknown> {
-  const { signal } = lock;
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
-}
-
 /**
  * That a page's work is bounded: with more free rooms or rows before `key` than one page reads, the first page
  * holds no lock and a cursor, and the second `key`.
@@ -146,7 +140,7 @@ export function describeListingContract(kind: StoreKind, options: { permits?: bo
         const logger = { log: () => undefined, warn: (line: string) => lines.push(line), error: () => undefined };
         const lock = await manager(pair.store).acquire('stuck', { ttl: 3000, fencing: true, autoRenew: true });
         held.push(lock);
-        const lost = lossOf(lock);
+        const lost = abortReason(lock.signal);
         const forced = await forceRelease(pair.other, 'stuck', { by: 'ops on call', logger, showKey: false });
         expect(forced.ended).toBe(1);
         expect(forced.fence).toBeGreaterThan(lock.fence as number);
@@ -168,7 +162,7 @@ export function describeListingContract(kind: StoreKind, options: { permits?: bo
         const first = await manager(pair.store).acquire('slots', { ttl: 3000, limit: 2, autoRenew: true });
         const second = await manager(pair.other).acquire('slots', { ttl: 3000, limit: 2, autoRenew: true });
         held.push(first, second);
-        const losses = [lossOf(first), lossOf(second)];
+        const losses = [abortReason(first.signal), abortReason(second.signal)];
         const forced = await forceRelease(pair.other, 'slots', { by: 'ops', showKey: true });
         expect(forced.ended).toBe(2);
         expect(await describeLock(pair.other, 'slots')).toBeUndefined();

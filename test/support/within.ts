@@ -1,13 +1,13 @@
+import { raceDeadline } from '../../lib/utils/deadline.js';
+
 /**
  * `promise`, or a rejection naming `what` once `ms` have passed without it: a test step that hangs fails
  * with its own name instead of jest's timeout for the whole test.
  */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
+  return raceDeadline(promise, ms, (): never => {
+    throw new Error(`${what} did not happen within ${ms} ms`);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Why `signal` aborted, as soon as it has: at once when it already had. */

@@ -27,6 +27,7 @@ import { lockUserRules } from '../../support/lock-user-acl.js';
 import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
 import { channelListeners } from '../../support/channel-listeners.js';
 import { commandsDuring } from '../../support/command-counts.js';
+import { abortReason, within } from '../../support/within.js';
 
 /** Every client in this file gives up on a command after this long. */
 const COMMAND_TIMEOUT = 500;
@@ -75,22 +76,6 @@ async function until(condition: () => boolean | Promise<boolean>, timeout = 5000
     if (performance.now() > deadline) throw new Error(`condition not met within ${timeout} ms`);
     await sleep(10);
   }
-}
-
-/** The reason `signal` aborts with; fails if it does not abort within `timeout` ms. */
-function abortReason(signal: AbortSignal, timeout: number): Promise<unknown> {
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`signal did not abort within ${timeout} ms`)), timeout);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }
 
 /** Runs `operation`, returning what it threw (or `undefined`) and how long it took. */
@@ -318,7 +303,7 @@ describe('RedisLockStore when Redis goes away mid-test', () => {
     expect(outcomes).toEqual(operations.map(([name]) => ({ name, error: 'LockStoreError', inTime: true })));
 
     // renewals time out too: the holder hears it lost the lease when its validity ends, not later
-    const reason = await abortReason(renewed.signal, 600 + MARGIN);
+    const reason = await within(abortReason(renewed.signal), 600 + MARGIN, "the signal's abort");
     expect(reason).toBeInstanceOf(LockLostError);
     expect((reason as LockLostError).reason).toBe('store-unreachable');
     expect(lostAt - renewed.validUntil).toBeLessThan(100);
@@ -725,7 +710,7 @@ describe('RedisLockStore tokens', () => {
     await fail(taken.extend());
 
     const expired = await manager.acquire('expired', { ttl: 100 });
-    errors.push((await abortReason(expired.signal, 1000)) as Error);
+    errors.push((await within(abortReason(expired.signal), 1000, "the signal's abort")) as Error);
 
     const clobbered = await manager.acquire('clobbered');
     await admin.del(names('clobbered').lock);
@@ -977,7 +962,7 @@ describe('Lock handle on Redis', () => {
       logger: { warn: (message) => warnings.push(message), error: (message) => warnings.push(message) },
     });
     const lock = await logged.acquire('expired-first', { ttl: 200 });
-    const reason = await abortReason(lock.signal, 200 + MARGIN);
+    const reason = await within(abortReason(lock.signal), 200 + MARGIN, "the signal's abort");
     // the local validity ends a little before the server's expiry: wait for the server too
     await until(async () => (await admin.exists(names('expired-first').lock)) === 0);
     expect(await lock.release()).toBe(false);
@@ -988,7 +973,7 @@ describe('Lock handle on Redis', () => {
   it('aborts the signal with "expired" when a lease without auto-renew outlives its TTL', async () => {
     const started = performance.now();
     const lock = await manager.acquire('short', { ttl: 300, autoRenew: false });
-    const reason = await abortReason(lock.signal, 300 + MARGIN);
+    const reason = await within(abortReason(lock.signal), 300 + MARGIN, "the signal's abort");
     expect(performance.now() - started).toBeGreaterThanOrEqual(300 - clockDrift(300) - 1);
     expect(reason).toBeInstanceOf(LockLostError);
     expect((reason as LockLostError).reason).toBe('expired');
