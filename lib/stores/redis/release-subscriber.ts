@@ -4,6 +4,7 @@ import type { SubscriberPort } from './slot-routed-subscriber.js';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import { readNotice } from './line/line-protocol.js';
+import { handleResubscriptions } from './client/handled-resubscriptions.js';
 
 type Client = SubscriberPort;
 
@@ -234,7 +235,7 @@ export class ReleaseSubscriber {
 
   private ensureConnection(): Client {
     if (this.connection) return this.connection;
-    const connection = this.connect();
+    const connection = handleResubscriptions(this.connect());
     const onMessage = (channel: string | Buffer, message: string | Buffer): void => {
       const entry = this.channels.get(String(channel));
       if (entry) this.hear(entry, String(message));

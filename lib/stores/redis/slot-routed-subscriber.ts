@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ClientListener, RedisClientPort, RedisClusterPort } from './client/redis-client-port.js';
 import { keySlot } from '../../utils/key-slot.js';
+import { handleResubscriptions } from './client/handled-resubscriptions.js';
 
 /** What a {@link ReleaseSubscriber} asks of its connection: subscriptions, their events, and an end. */
 export type SubscriberPort = Pick<
@@ -108,7 +109,9 @@ export class SlotRoutedSubscriber extends EventEmitter implements SubscriberPort
     if (!node) throw new Error(`the Cluster client has no connection to master ${home}`);
     // the Cluster's own node connections do not reconnect (it re-routes instead): this one must, to keep its
     // channels, which ioredis SSUBSCRIBEs again on reconnecting
-    const connection = node.duplicate({ lazyConnect: false, retryStrategy: reconnectDelay, enableOfflineQueue: true });
+    const connection = handleResubscriptions(
+      node.duplicate({ lazyConnect: false, retryStrategy: reconnectDelay, enableOfflineQueue: true }),
+    );
     let everReady = false;
     connection.on('error', () => undefined);
     connection.on('smessage', (...message: never[]) => this.emit('smessage', ...message));

@@ -1,0 +1,29 @@
+import { unboundedClient } from './bounded-ioredis-port.js';
+import type { RedisClientPort } from './redis-client-port.js';
+
+/** The commands ioredis sends again by itself after a reconnect, to restore a subscriber's channels. */
+const RESUBSCRIBE_COMMANDS = ['subscribe', 'psubscribe', 'ssubscribe'] as const;
+
+type Subscribing = Record<string, unknown> & { readonly options?: { readonly autoResubscribe?: unknown } };
+
+/**
+ * `connection`, its subscriptions restored after a reconnect given a handler. ioredis (5, 6.0) and iovalkey
+ * send those SUBSCRIBEs with none: when the connection closes before the server answers (the store closing,
+ * a failover cutting it again, its retries running out), the rejection is unhandled, and Node ends the process
+ * by default. Our own subscribe calls keep their promise and still see their failures. A connection that does
+ * not re-subscribe by itself (node-redis, GLIDE, a Cluster's sharded subscribers) is returned as it is.
+ */
+export function handleResubscriptions<T extends object>(connection: T): T {
+  const client = unboundedClient(connection as unknown as RedisClientPort) as unknown as Subscribing;
+  if (client.options?.autoResubscribe !== true) return connection;
+  for (const name of RESUBSCRIBE_COMMANDS) {
+    const send = client[name];
+    if (typeof send !== 'function' || Object.hasOwn(client, name)) continue;
+    client[name] = function (this: unknown, ...args: unknown[]): unknown {
+      const reply: unknown = send.apply(this, args);
+      if (reply instanceof Promise) reply.catch(() => undefined);
+      return reply;
+    };
+  }
+  return connection;
+}
