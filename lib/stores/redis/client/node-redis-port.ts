@@ -55,6 +55,16 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   readonly options: RedisClientSettings;
   /** A cluster's discovery of its slots, while it runs: commands wait for it (node-redis does not queue them). */
   private opening?: Promise<void>;
+  /**
+   * The one listener of every channel: node-redis keeps a channel's listeners in a set, so subscribing a
+   * channel again (the subscriber confirming its channels after a reconnect) does not hear each message twice.
+   */
+  private readonly forwardMessage = (message: string, from: string): void => {
+    this.messages.emit('message', from, message);
+  };
+  private readonly forwardShardMessage = (message: string, from: string): void => {
+    this.messages.emit('smessage', from, message);
+  };
 
   /**
    * @param client the node-redis client or cluster
@@ -108,8 +118,7 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
 
   subscribe(channel: string): Promise<unknown> {
     this.ensureOpen();
-    const subscribing = this.client.SUBSCRIBE(channel, (message, from) => this.messages.emit('message', from, message));
-    return withTimeout(subscribing, 'SUBSCRIBE');
+    return withTimeout(this.client.SUBSCRIBE(channel, this.forwardMessage), 'SUBSCRIBE');
   }
 
   unsubscribe(channel: string): Promise<unknown> {
@@ -117,7 +126,7 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   }
 
   ssubscribe(channel: string): Promise<unknown> {
-    const listener = (message: string, from: string): boolean => this.messages.emit('smessage', from, message);
+    const listener = this.forwardShardMessage;
     const subscribing = this.isCluster
       ? this.clusterReady().then(() => this.client.SSUBSCRIBE(channel, listener))
       : (this.ensureOpen(), this.client.SSUBSCRIBE(channel, listener));
