@@ -21,9 +21,12 @@ export interface NodeRedisClient {
 /** The node-redis majors under test: 6 (RESP3 by default) and 5 (RESP2 by default). */
 export type NodeRedisMajor = 5 | 6;
 
-/** A node-redis client of `major` on `url`, not connected: the store connects it at its first command. */
-export function nodeRedisClient(major: NodeRedisMajor, url: string, resp?: 2 | 3): NodeRedisClient {
-  const options = { url, ...(resp === undefined ? {} : { RESP: resp }) };
+/**
+ * A node-redis client of `major` on `url`, not connected: the store connects it at its first command. `name`
+ * names its connections (CLIENT SETNAME), its duplicates' too.
+ */
+export function nodeRedisClient(major: NodeRedisMajor, url: string, resp?: 2 | 3, name?: string): NodeRedisClient {
+  const options = { url, ...(resp === undefined ? {} : { RESP: resp }), ...(name === undefined ? {} : { name }) };
   const client = (major === 6 ? createClient6(options) : createClient5(options)) as unknown as NodeRedisClient;
   // failures reach the tests through commands; an unhandled 'error' event would end the test process
   client.on('error', () => undefined);

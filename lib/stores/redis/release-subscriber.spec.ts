@@ -1,10 +1,17 @@
+import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'node:events';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import type { SubscriberPort } from './slot-routed-subscriber.js';
 
 /** A subscriber connection that subscribes at once and drops or comes back when the test says so. */
 class FakeConnection extends EventEmitter {
-  subscribe = async (): Promise<number> => 1;
+  subscribed: string[] = [];
+  /** What the server does with each SUBSCRIBE: by default it takes it at once. */
+  reply: () => Promise<number> = async () => 1;
+  subscribe = (channel: string): Promise<number> => {
+    this.subscribed.push(channel);
+    return this.reply();
+  };
   unsubscribe = async (): Promise<number> => 0;
   disconnect = (): void => undefined;
 }
@@ -27,6 +34,60 @@ describe('ReleaseSubscriber', () => {
     const woken = watch.next(10_000);
     connection.emit('ready');
     await expect(woken).resolves.toBe(true);
+    await subscriber.close();
+  });
+
+  it('counts on its notices again once the server confirms its channels after a reconnect', async () => {
+    const connection = new FakeConnection();
+    const subscriber = new ReleaseSubscriber(() => connection as unknown as SubscriberPort);
+    const both = await subscriber.watch(['lock:{a}:released', 'lock:{a}:released:me'], 0);
+    const one = await subscriber.watch('lock:{a}:released', 0);
+    connection.emit('ready');
+    connection.emit('close');
+    const dropped = performance.now();
+
+    const answers: Array<() => void> = [];
+    connection.reply = () => new Promise((resolve) => answers.push(() => resolve(1)));
+    connection.subscribed = [];
+    connection.emit('ready');
+    // asked again, each channel once; no cover until the server answers
+    expect(connection.subscribed.sort()).toEqual(['lock:{a}:released', 'lock:{a}:released:me']);
+    expect(both.listeningSince).toBeUndefined();
+    answers.forEach((answer) => answer());
+    await new Promise(setImmediate);
+    expect(both.listeningSince).toBeGreaterThanOrEqual(dropped);
+    expect(one.listeningSince).toBeGreaterThanOrEqual(dropped);
+    await subscriber.close();
+  });
+
+  it('takes no confirmation sent before the connection dropped again', async () => {
+    const connection = new FakeConnection();
+    const subscriber = new ReleaseSubscriber(() => connection as unknown as SubscriberPort);
+    const watch = await subscriber.watch('lock:{a}:released', 0);
+    connection.emit('ready');
+    connection.emit('close');
+    let confirm!: () => void;
+    connection.reply = () => new Promise((resolve) => (confirm = () => resolve(1)));
+    connection.emit('ready');
+    // the answer to that SUBSCRIBE comes after the next drop: it says nothing of the connection now
+    connection.emit('close');
+    confirm();
+    await new Promise(setImmediate);
+    expect(watch.listeningSince).toBeUndefined();
+    await subscriber.close();
+  });
+
+  it('leaves a channel without cover when its confirmation fails', async () => {
+    const connection = new FakeConnection();
+    const subscriber = new ReleaseSubscriber(() => connection as unknown as SubscriberPort);
+    const watch = await subscriber.watch('lock:{a}:released', 0);
+    connection.emit('ready');
+    connection.emit('close');
+    connection.reply = () =>
+      Promise.reject(new Error('NOPERM this user has no permissions to access one of the channels'));
+    connection.emit('ready');
+    await new Promise(setImmediate);
+    expect(watch.listeningSince).toBeUndefined();
     await subscriber.close();
   });
 });

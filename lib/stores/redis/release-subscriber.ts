@@ -61,6 +61,10 @@ export interface ReleaseSubscriberOptions {
 export class ReleaseSubscriber {
   private connection?: Client;
   private readonly channels = new Map<string, Channel>();
+  /** The channels each open watch listens on. */
+  private readonly channelsOf = new WeakMap<NotifiableWatch, readonly string[]>();
+  /** How many times the connection dropped: a confirmation sent before the last drop confirms nothing. */
+  private drops = 0;
   private everReady = false;
   /** Which master served each slot when the subscriptions were last known to be in place (RedisClientPort only). */
   private topology?: string;
@@ -97,6 +101,7 @@ export class ReleaseSubscriber {
     const names = typeof channel === 'string' ? [channel] : [...channel];
     const entries = names.map((name) => this.entryOf(name));
     const watch = new NotifiableWatch((closed) => names.forEach((name) => this.unwatch(name, closed)));
+    this.channelsOf.set(watch, names);
     for (const entry of entries) entry.watches.add(watch);
     try {
       await Promise.all(entries.map((entry) => entry.subscribed));
@@ -107,10 +112,19 @@ export class ReleaseSubscriber {
     if (since !== undefined && entries.some((entry) => entry.lastNotice !== undefined && entry.lastNotice >= since)) {
       watch.wake();
     }
-    // covered from when every channel is
-    const starts = entries.map((entry) => entry.listeningSince);
-    watch.listeningSince = starts.includes(undefined) ? undefined : Math.max(...(starts as number[]));
+    watch.listeningSince = this.coveredSince(names);
     return watch;
+  }
+
+  /** From when no notice on any of `names` can have been missed: when the last of them was subscribed. */
+  private coveredSince(names: readonly string[]): number | undefined {
+    let since = -Infinity;
+    for (const name of names) {
+      const start = this.channels.get(name)?.listeningSince;
+      if (start === undefined) return undefined;
+      since = Math.max(since, start);
+    }
+    return since;
   }
 
   /** The channel's entry, subscribed (or being subscribed), kept from going idle. */
@@ -200,11 +214,43 @@ export class ReleaseSubscriber {
 
   /** Notices may be lost from now on: no channel, and no watch on one, is covered any more. */
   private forgetCoverage(): void {
+    this.drops++;
     for (const entry of this.channels.values()) {
       entry.listeningSince = undefined;
       // a waiter told of its turn by notices asks at its backoff again
       for (const watch of entry.watches) watch.listeningSince = undefined;
     }
+  }
+
+  /**
+   * After a reconnect the client subscribes its channels again by itself (ioredis' `autoResubscribe`,
+   * node-redis), but says nothing of when the server took them. Subscribing each channel once more (the server
+   * and the client keep one subscription) gives a reply to go by: from then on its notices are heard, and a
+   * waiter told of its turn can sleep to `retry.maxDelay` again instead of asking at its backoff. It also
+   * brings back the channels of a client that does not re-subscribe (ioredis with `autoResubscribe: false`).
+   */
+  private confirmCoverage(connection: Client): void {
+    const drops = this.drops;
+    const entries = [...this.channels];
+    if (entries.length === 0) return;
+    Promise.all(entries.map(([name]) => connection.subscribe(name))).then(
+      () => {
+        if (this.drops !== drops || this.connection !== connection) return;
+        const now = performance.now();
+        const watches = new Set<NotifiableWatch>();
+        for (const [name, entry] of entries) {
+          if (this.channels.get(name) !== entry) continue;
+          entry.listeningSince ??= now;
+          for (const watch of entry.watches) watches.add(watch);
+        }
+        for (const watch of watches) {
+          const names = this.channelsOf.get(watch);
+          if (names) watch.listeningSince = this.coveredSince(names);
+        }
+      },
+      // a channel not confirmed stays without cover: its waiters ask at their backoff, as before
+      () => undefined,
+    );
   }
 
   /** Wakes every watch: notices sent while a subscription was being re-established were lost. */
@@ -247,6 +293,8 @@ export class ReleaseSubscriber {
       if (this.everReady) {
         this.forgetCoverage();
         this.wakeAll();
+        // a Cluster's sharded subscribers re-subscribe on connections of their own, which report no order
+        if (!this.sharded) this.confirmCoverage(connection);
       }
       this.everReady = true;
       this.topology = topologyOf(connection);

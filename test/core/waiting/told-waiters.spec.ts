@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { LockManager } from '../../../lib/core/lock-manager.js';
 import type { LockOptions } from '../../../lib/interfaces/lock-options.interface.js';
 import { RedisLockStore } from '../../../lib/stores/redis/redis.store.js';
 import { resourceKeys } from '../../../lib/stores/redis/resource-keys.js';
 import { channelListeners } from '../../support/channel-listeners.js';
+import { nodeRedisClient, type NodeRedisClient } from '../../support/client-stores.js';
 import { commandsDuring } from '../../support/command-counts.js';
 import { storedToken } from '../../support/stored-token.js';
 import { testRedisUrl, uniquePrefix } from '../../support/stores.js';
@@ -27,16 +28,40 @@ describe('a waiter told of its turn by the line', () => {
     admin = new Redis(testRedisUrl());
   });
 
+  const userClients: NodeRedisClient[] = [];
+
   afterEach(async () => {
     await Promise.all(managers.splice(0).map((manager) => manager.close()));
+    await Promise.all(userClients.splice(0).map((client) => (client.isOpen ? client.close() : undefined)));
     await admin.quit();
   });
 
   const names = () => resourceKeys(prefix, KEY);
 
-  function store(connectionName?: string): RedisLockStore {
-    const client = new Redis(testRedisUrl(), connectionName === undefined ? {} : { connectionName });
+  function store(connectionName?: string, options: RedisOptions = {}): RedisLockStore {
+    const client = new Redis(testRedisUrl(), {
+      ...options,
+      ...(connectionName === undefined ? {} : { connectionName }),
+    });
     return new RedisLockStore({ client, keyPrefix: prefix, ownsClient: true });
+  }
+
+  /** A store on a node-redis client of `major` named `connectionName` (its subscriber, a duplicate, is too). */
+  function nodeRedisStore(major: 5 | 6, connectionName: string): RedisLockStore {
+    const client = nodeRedisClient(major, testRedisUrl(), undefined, connectionName);
+    userClients.push(client);
+    return new RedisLockStore({ client: client as never, keyPrefix: prefix });
+  }
+
+  /** Cuts the subscriber connection of the store whose connections are named `connectionName`. */
+  async function killSubscriber(connectionName: string): Promise<void> {
+    const list = (await admin.client('LIST')) as string;
+    const subscribed = list
+      .split('\n')
+      .filter((line) => line.includes(` name=${connectionName} `) && / (sub|ssub)=[1-9]/.test(line))
+      .map((line) => /id=(\d+)/.exec(line)![1]);
+    expect(subscribed).toHaveLength(1);
+    await admin.client('KILL', 'ID', subscribed[0]);
   }
 
   function manager(lockStore = store()): LockManager {
@@ -124,13 +149,7 @@ describe('a waiter told of its turn by the line', () => {
     // it would sleep 2.5 to 5 s on its own: anything sooner is the reconnect's doing
     const waiting = waiter({ retry: { minDelay: 5000, maxDelay: 5000 } }, store(name));
     await told(waiting);
-    const list = (await admin.client('LIST')) as string;
-    const subscribed = list
-      .split('\n')
-      .filter((line) => line.includes(` name=${name} `) && / sub=[1-9]/.test(line))
-      .map((line) => /id=(\d+)/.exec(line)![1]);
-    expect(subscribed).toHaveLength(1);
-    await admin.client('KILL', 'ID', subscribed[0]);
+    await killSubscriber(name);
     // released while nobody listens on the waiter's channel: the notice (and the grant, undone) is lost
     const released = performance.now();
     await first.release();
@@ -139,6 +158,36 @@ describe('a waiter told of its turn by the line', () => {
     expect(waiting.attempts[0]).toBeGreaterThanOrEqual(3);
     await held.release();
   });
+
+  it.each(['ioredis', 'ioredis without autoResubscribe', 'node-redis 6', 'node-redis 5'] as const)(
+    'is told again once its subscriber has reconnected, and sends nothing meanwhile (%s)',
+    async (client) => {
+      const first = await manager().acquire(KEY, { ttl: 30_000 });
+      const name = `told-${prefix.replace(/\W/g, '')}`;
+      const lockStore = client.startsWith('ioredis')
+        ? store(name, { autoResubscribe: client === 'ioredis' })
+        : nodeRedisStore(client === 'node-redis 6' ? 6 : 5, name);
+      // asking at its backoff, it would send a request every 50 to 100 ms; told, it sleeps 2.5 to 5 s
+      const waiting = waiter({ wait: 25_000, retry: { minDelay: 100, maxDelay: 5000, factor: 1 } }, lockStore);
+      await told(waiting);
+      const before = waiting.asked.length;
+      await killSubscriber(name);
+      // the reconnect wakes it (notices may have been lost meanwhile): it asks again ...
+      await until(() => waiting.asked.length > before);
+      // ... and once the server has its channels again, it counts on being told: a second of silence
+      await until(() => performance.now() - waiting.asked[waiting.asked.length - 1] > 1000, 15_000);
+      const quiet = waiting.asked.length;
+      expect(await commandsDuring(admin, () => sleep(300))).toEqual({});
+
+      const released = performance.now();
+      await first.release();
+      const { held, at } = await waiting.lock;
+      expect(at - released).toBeLessThan(2000);
+      // granted by the release, to its request in the line, and told so by a notice
+      expect(waiting.asked.length).toBe(quiet);
+      await held.release();
+    },
+  );
 
   it('asks again within retry.maxDelay when its place in the line was lost unheard', async () => {
     const first = await manager().acquire(KEY, { ttl: 30_000 });

@@ -261,7 +261,10 @@ export class RedisPermitStore implements PermitStore {
       this.grants.attach(token, watch);
       const grants = this.grants;
       return {
-        listeningSince: watch.listeningSince,
+        // read through: a dropped subscription clears it, and its confirmation after the reconnect sets it again
+        get listeningSince() {
+          return watch.listeningSince;
+        },
         next: (timeout) => watch.next(timeout),
         wake: () => watch.wake(),
         close() {
