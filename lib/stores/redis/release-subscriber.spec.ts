@@ -46,17 +46,25 @@ describe('ReleaseSubscriber', () => {
     connection.emit('close');
     const dropped = performance.now();
 
-    const answers: Array<() => void> = [];
-    connection.reply = () => new Promise((resolve) => answers.push(() => resolve(1)));
+    const answers = new Map<string, () => void>();
+    connection.subscribe = (channel) => {
+      connection.subscribed.push(channel);
+      return new Promise((resolve) => answers.set(channel, () => resolve(1)));
+    };
     connection.subscribed = [];
     connection.emit('ready');
+    await new Promise(setImmediate);
     // asked again, each channel once; no cover until the server answers
     expect(connection.subscribed.sort()).toEqual(['lock:{a}:released', 'lock:{a}:released:me']);
     expect(both.listeningSince).toBeUndefined();
-    answers.forEach((answer) => answer());
+    // each channel is covered from its own answer; a watch once all of its channels are
+    answers.get('lock:{a}:released')!();
     await new Promise(setImmediate);
-    expect(both.listeningSince).toBeGreaterThanOrEqual(dropped);
     expect(one.listeningSince).toBeGreaterThanOrEqual(dropped);
+    expect(both.listeningSince).toBeUndefined();
+    answers.get('lock:{a}:released:me')!();
+    await new Promise(setImmediate);
+    expect(both.listeningSince).toBeGreaterThanOrEqual(one.listeningSince!);
     await subscriber.close();
   });
 
@@ -66,12 +74,14 @@ describe('ReleaseSubscriber', () => {
     const watch = await subscriber.watch('lock:{a}:released', 0);
     connection.emit('ready');
     connection.emit('close');
-    let confirm!: () => void;
-    connection.reply = () => new Promise((resolve) => (confirm = () => resolve(1)));
+    const answers: Array<() => void> = [];
+    connection.reply = () => new Promise((resolve) => answers.push(() => resolve(1)));
     connection.emit('ready');
+    await new Promise(setImmediate);
+    expect(answers).toHaveLength(1);
     // the answer to that SUBSCRIBE comes after the next drop: it says nothing of the connection now
     connection.emit('close');
-    confirm();
+    answers[0]();
     await new Promise(setImmediate);
     expect(watch.listeningSince).toBeUndefined();
     await subscriber.close();
@@ -85,8 +95,10 @@ describe('ReleaseSubscriber', () => {
     connection.emit('close');
     connection.reply = () =>
       Promise.reject(new Error('NOPERM this user has no permissions to access one of the channels'));
+    connection.subscribed = [];
     connection.emit('ready');
     await new Promise(setImmediate);
+    expect(connection.subscribed).toEqual(['lock:{a}:released']);
     expect(watch.listeningSince).toBeUndefined();
     await subscriber.close();
   });

@@ -224,33 +224,32 @@ export class ReleaseSubscriber {
 
   /**
    * After a reconnect the client subscribes its channels again by itself (ioredis' `autoResubscribe`,
-   * node-redis), but says nothing of when the server took them. Subscribing each channel once more (the server
-   * and the client keep one subscription) gives a reply to go by: from then on its notices are heard, and a
-   * waiter told of its turn can sleep to `retry.maxDelay` again instead of asking at its backoff. It also
-   * brings back the channels of a client that does not re-subscribe (ioredis with `autoResubscribe: false`).
+   * node-redis), but ioredis says nothing of when the server took them. Subscribing each channel once more gives
+   * an answer to go by: on ioredis a SUBSCRIBE behind its own (the server and the client keep one
+   * subscription), from whose reply on the channel's notices are heard; node-redis sends nothing for a channel it
+   * has and answers at once, and its `ready` already came after the server answered its own re-subscription.
+   * A waiter told of its turn can then sleep to `retry.maxDelay` again instead of asking at its backoff. It also
+   * brings back the channels of an ioredis client that does not re-subscribe (`autoResubscribe: false`).
    */
   private confirmCoverage(connection: Client): void {
     const drops = this.drops;
-    const entries = [...this.channels];
-    if (entries.length === 0) return;
-    Promise.all(entries.map(([name]) => connection.subscribe(name))).then(
-      () => {
-        if (this.drops !== drops || this.connection !== connection) return;
-        const now = performance.now();
-        const watches = new Set<NotifiableWatch>();
-        for (const [name, entry] of entries) {
-          if (this.channels.get(name) !== entry) continue;
-          entry.listeningSince ??= now;
-          for (const watch of entry.watches) watches.add(watch);
-        }
-        for (const watch of watches) {
-          const names = this.channelsOf.get(watch);
-          if (names) watch.listeningSince = this.coveredSince(names);
-        }
-      },
-      // a channel not confirmed stays without cover: its waiters ask at their backoff, as before
-      () => undefined,
-    );
+    for (const [name, entry] of this.channels) {
+      // in a task of its own: a client that throws must not throw into its own 'ready' event
+      Promise.resolve()
+        .then(() => connection.subscribe(name))
+        .then(
+          () => {
+            if (this.drops !== drops || this.connection !== connection || this.channels.get(name) !== entry) return;
+            entry.listeningSince ??= performance.now();
+            for (const watch of entry.watches) {
+              const names = this.channelsOf.get(watch);
+              if (names) watch.listeningSince = this.coveredSince(names);
+            }
+          },
+          // not confirmed (a timeout, a refusal): no cover on this channel, its waiters ask at their backoff
+          () => undefined,
+        );
+    }
   }
 
   /** Wakes every watch: notices sent while a subscription was being re-established were lost. */

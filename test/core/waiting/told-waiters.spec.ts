@@ -167,8 +167,8 @@ describe('a waiter told of its turn by the line', () => {
       const lockStore = client.startsWith('ioredis')
         ? store(name, { autoResubscribe: client === 'ioredis' })
         : nodeRedisStore(client === 'node-redis 6' ? 6 : 5, name);
-      // asking at its backoff, it would send a request every 50 to 100 ms; told, it sleeps 2.5 to 5 s
-      const waiting = waiter({ wait: 25_000, retry: { minDelay: 100, maxDelay: 5000, factor: 1 } }, lockStore);
+      // asking at its backoff, it would send a request every 50 to 100 ms; told, it sleeps 5 to 10 s
+      const waiting = waiter({ wait: 25_000, retry: { minDelay: 100, maxDelay: 10_000, factor: 1 } }, lockStore);
       await told(waiting);
       const before = waiting.asked.length;
       await killSubscriber(name);
