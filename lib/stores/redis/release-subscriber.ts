@@ -300,11 +300,19 @@ export class ReleaseSubscriber {
     };
     connection.on('ready', resubscribed);
     if (this.sharded) {
+      // ioredis replaces a sharded subscriber whose connection ended (and one whose master no longer serves
+      // its slots): notices on its slots may be lost from now on
+      let replaced = false;
+      connection.on('-subscriber', () => {
+        replaced = true;
+        this.forgetCoverage();
+      });
       // the sharded subscribers follow a failover or resharding on their own and say so with this event,
       // which ioredis also emits after every failed attempt to reach a dead master (many per second):
-      // wake the waiters once the slots have moved, not at each of those
+      // wake the waiters once the slots have moved or a subscriber was replaced, not at each of those
       connection.on('subscribersReady', () => {
-        if (this.everReady && topologyOf(connection) !== this.topology) resubscribed();
+        if (this.everReady && (replaced || topologyOf(connection) !== this.topology)) resubscribed();
+        replaced = false;
       });
     }
     // errors surface through the commands that fail; an unhandled 'error' event would crash the process

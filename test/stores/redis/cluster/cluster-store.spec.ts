@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type ClusterOptions } from 'ioredis';
 import { LockConfigurationError } from '../../../../lib/errors/lock-configuration.error.js';
 import { LockNotAcquiredError } from '../../../../lib/errors/lock-not-acquired.error.js';
@@ -122,6 +123,27 @@ describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
       expect(performance.now() - released).toBeLessThan(1000);
       await next.release();
     }
+  });
+
+  it('wakes a waiter soon when its sharded subscriber is cut just as the release would tell it', async () => {
+    const key = 'handoff:cut';
+    const holder = await manager().acquire(key, { ttl: 30_000 });
+    // it would sleep 2.5 to 5 s on its own: anything sooner is the replaced subscriber's doing
+    const waiting = manager().acquire(key, { wait: 15_000, retry: { minDelay: 5000, maxDelay: 5000 } });
+    const owner = direct(await cluster.masterForKey(names(key).lock));
+    while ((await channelListeners(owner, names(key).channel, true)) === 0) await sleep(5);
+    const subscribers = ((await owner.client('LIST')) as string)
+      .split('\n')
+      .filter((line) => / ssub=[1-9]/.test(line))
+      .map((line) => /id=(\d+)/.exec(line)![1]);
+    expect(subscribers).toHaveLength(1);
+    await owner.client('KILL', 'ID', subscribers[0]);
+    // released while nobody listens on the channel: the notice is lost
+    const released = performance.now();
+    await holder.release();
+    const next = await waiting;
+    expect(performance.now() - released).toBeLessThan(2000);
+    await next.release();
   });
 
   it('takes the keys of a multi-key lock in one order everywhere: opposite-order users on two masters never deadlock', async () => {
