@@ -232,13 +232,15 @@ export const glidePermitKind: PermitStoreKind = {
 
 /**
  * A node-redis cluster of `major` (`createCluster()`) on the nodes given, not connected: the store connects it
- * at its first command.
+ * at its first command. `nodeAddressMap` sends the connections to a node (`host:port`) elsewhere (a proxy).
  */
 export function nodeRedisCluster(
   major: NodeRedisMajor,
   startupNodes: ReadonlyArray<{ host: string; port: number }>,
+  nodeAddressMap?: Record<string, { host: string; port: number }>,
 ): NodeRedisClient {
-  const options = { rootNodes: startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) };
+  const rootNodes = startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` }));
+  const options = { rootNodes, ...(nodeAddressMap && { nodeAddressMap }) };
   const cluster = (major === 6 ? createCluster6(options) : createCluster5(options)) as unknown as NodeRedisClient;
   cluster.on('error', () => undefined);
   return cluster;

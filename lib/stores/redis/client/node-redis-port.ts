@@ -14,7 +14,12 @@ interface NodeRedisClient {
   };
   /** A cluster's view of its shards by slot (node-redis 5 and 6). */
   readonly slots?: ReadonlyArray<{ readonly master?: { readonly host: string; readonly port: number } } | undefined>;
-  readonly masters?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  readonly masters?: ReadonlyArray<{
+    readonly host: string;
+    readonly port: number;
+    /** The master's sharded pub/sub connection, once something subscribed on its slots. */
+    readonly pubSub?: { readonly client: ConnectionEvents };
+  }>;
   nodeClient?(node: unknown): NodeRedisClient | Promise<NodeRedisClient>;
   sendCommand(...args: unknown[]): Promise<unknown>;
   connect(): Promise<unknown>;
@@ -28,6 +33,12 @@ interface NodeRedisClient {
   off(event: string, listener: ClientListener): unknown;
   close(): Promise<void>;
   destroy(): void;
+}
+
+/** The events of one node-redis connection. */
+interface ConnectionEvents {
+  on(event: string, listener: () => void): unknown;
+  once(event: string, listener: () => void): unknown;
 }
 
 /**
@@ -65,6 +76,9 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   private readonly forwardShardMessage = (message: string, from: string): void => {
     this.messages.emit('smessage', from, message);
   };
+  /** A cluster's sharded pub/sub connections whose drops and returns this port reports (`close`, `ready`). */
+  private readonly watchedShardConnections = new WeakSet<object>();
+  private shardConnectionsReady = false;
 
   /**
    * @param client the node-redis client or cluster
@@ -128,7 +142,9 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   ssubscribe(channel: string): Promise<unknown> {
     const listener = this.forwardShardMessage;
     const subscribing = this.isCluster
-      ? this.clusterReady().then(() => this.client.SSUBSCRIBE(channel, listener))
+      ? this.clusterReady()
+          .then(() => this.client.SSUBSCRIBE(channel, listener))
+          .then(() => this.watchShardConnections())
       : (this.ensureOpen(), this.client.SSUBSCRIBE(channel, listener));
     return withTimeout(subscribing, 'SSUBSCRIBE');
   }
@@ -138,17 +154,47 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   }
 
   override on(event: string, listener: ClientListener): this {
-    const forwarded = FORWARDED_EVENTS[event];
+    const forwarded = this.forwardedEvents(event);
     if (!forwarded) return super.on(event, listener);
     for (const name of forwarded) this.client.on(name, listener);
     return this;
   }
 
   override off(event: string, listener: ClientListener): this {
-    const forwarded = FORWARDED_EVENTS[event];
+    const forwarded = this.forwardedEvents(event);
     if (!forwarded) return super.off(event, listener);
     for (const name of forwarded) this.client.off(name, listener);
     return this;
+  }
+
+  /**
+   * The node-redis events that carry one of ours. A cluster emits neither `ready` nor `close` (its nodes'
+   * connections say `node-ready` and `node-reconnecting`, which do not tell pub/sub connections from the others):
+   * this port emits those itself, for the sharded pub/sub connections (see watchShardConnections).
+   */
+  private forwardedEvents(event: string): readonly string[] | undefined {
+    if (this.isCluster && (event === 'ready' || event === 'close')) return undefined;
+    return FORWARDED_EVENTS[event];
+  }
+
+  /**
+   * Reports the drops and returns of a cluster's sharded pub/sub connections, as a single client's `close`
+   * and `ready`: notices sent while one is down are lost, and node-redis re-subscribes its channels before it
+   * says `ready` again. Called after each SSUBSCRIBE answer, when the connection of that channel's master
+   * exists; the first call says `ready` once, as a client does when it first connects.
+   */
+  private watchShardConnections(): void {
+    for (const master of this.client.masters ?? []) {
+      const connection = master.pubSub?.client;
+      if (!connection || this.watchedShardConnections.has(connection)) continue;
+      this.watchedShardConnections.add(connection);
+      connection.on('reconnecting', () => this.messages.emit('close'));
+      connection.once('end', () => this.messages.emit('close'));
+      connection.on('ready', () => this.messages.emit('ready'));
+    }
+    if (this.shardConnectionsReady) return;
+    this.shardConnectionsReady = true;
+    this.messages.emit('ready');
   }
 
   /** A connection of the port's own with the client's settings (a cluster's: its nodes), closed by the port. */

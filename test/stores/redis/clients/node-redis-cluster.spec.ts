@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LockConfigurationError } from '../../../../lib/errors/lock-configuration.error.js';
 import { LockService } from '../../../../lib/index.js';
 import { RedisLockStore } from '../../../../lib/stores/redis/redis.store.js';
@@ -7,6 +8,7 @@ import { ALL_SCRIPTS } from '../../../../lib/stores/redis/scripts/index.js';
 import { channelListeners } from '../../../support/channel-listeners.js';
 import { nodeRedisCluster, type NodeRedisClient } from '../../../support/client-stores.js';
 import { useClusterRoom } from '../../../support/cluster-room.js';
+import { startFaultProxy, type FaultProxy } from '../../../support/fault-proxy.js';
 import { bootLockApp } from '../../../support/lock-app.js';
 import { clusterKind } from '../../../support/stores.js';
 
@@ -71,5 +73,53 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
     // a cluster's sendCommand takes the key it routes by and a read-only flag first
     const send = holderCluster.sendCommand as unknown as (...args: unknown[]) => Promise<unknown>;
     expect(await send.call(holderCluster, undefined, false, ['PING'])).toBe('PONG');
+  });
+
+  it('wakes a waiter soon when its shard pub/sub connection drops while the release would tell it', async () => {
+    const { nodes, startupNodes, masterForKey } = await clusterKind.cluster();
+    // the waiter reaches every node through a proxy of its own, which keeps it from reconnecting for a while
+    const proxies = new Map<number, FaultProxy>();
+    for (const { port } of nodes) {
+      const proxy = await startFaultProxy({ port });
+      cleanups.push(() => proxy.close());
+      proxies.set(port, proxy);
+    }
+    const nodeAddressMap = Object.fromEntries(
+      [...proxies].map(([port, proxy]) => [`127.0.0.1:${port}`, { host: proxy.host, port: proxy.port }]),
+    );
+    const waiterCluster = nodeRedisCluster(major, startupNodes, nodeAddressMap);
+    cleanups.push(() => (waiterCluster.isOpen ? waiterCluster.close() : undefined));
+    const boot = (client: NodeRedisClient) => bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
+    const [holder, waiter] = [await boot(await cluster()), await boot(waiterCluster)];
+    try {
+      const held = await holder.get(LockService).acquire('order', { ttl: 30_000 });
+      // it would sleep 2.5 to 5 s on its own: anything sooner is the reconnected subscriber's doing
+      const waiting = waiter
+        .get(LockService)
+        .acquire('order', { wait: 15_000, retry: { minDelay: 5000, maxDelay: 5000 } });
+      const { lock, channel } = resourceKeys(room.keyPrefix, 'order');
+      const owner = room.direct(await masterForKey(lock));
+      while ((await channelListeners(owner, channel, true)) === 0);
+      // (its second ask, beside its place in the line, answered: it sleeps)
+      await sleep(200);
+      const proxy = proxies.get(await masterForKey(lock))!;
+      await proxy.refuse(true);
+      const subscribers = ((await owner.client('LIST')) as string)
+        .split('\n')
+        .filter((line) => / ssub=[1-9]/.test(line))
+        .map((line) => /id=(\d+)/.exec(line)![1]);
+      expect(subscribers).toHaveLength(1);
+      await owner.client('KILL', 'ID', subscribers[0]);
+      // released while the waiter's shard connection is down: the notice is lost
+      const released = performance.now();
+      await held.release();
+      await sleep(300);
+      await proxy.refuse(false);
+      const next = await waiting;
+      expect(performance.now() - released).toBeLessThan(2000);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
   });
 });
