@@ -7,6 +7,7 @@ import type { CreatedStore, StoreFamily } from '../../interfaces/store-family.in
 import { checkOptionNames, type OptionNames, type OptionsKind } from '../../options/option-names.js';
 import { sharedStoreOptions, type SharedStoreOptions } from '../../options/shared-store-options.js';
 import { redactUrl } from '../../utils/redact.js';
+import { handleSentinelResubscriptions } from './client/handled-resubscriptions.js';
 import { commandTimeoutOf } from './client/port-settings.js';
 import { coalesceWrites } from './coalesced-writes.js';
 import { takeOverCommandTimeout } from './command-deadlines.js';
@@ -150,7 +151,9 @@ async function buildRedis(plan: RedisStorePlan): Promise<CreatedStore> {
     }
     case 'options': {
       const { Redis: Client } = await loadIoredis('redis', plan.options);
-      return owned(new Client(plan.options), plan.settings);
+      const client = new Client(plan.options);
+      handleSentinelResubscriptions(client);
+      return owned(client, plan.settings);
     }
     case 'cluster': {
       const { Cluster: ClusterClient } = await loadIoredis('redis', plan.nodes);

@@ -27,3 +27,19 @@ export function handleResubscriptions<T extends object>(connection: T): T {
   }
   return connection;
 }
+
+/**
+ * A Sentinel client whose failover detector's connections get the same handler: ioredis (5, 6.0) subscribes
+ * each connection to a Sentinel to `+switch-master`, re-subscribes it after a reconnect with no handler, and
+ * disconnects it at every failover and when the client closes. ioredis makes those connections in its
+ * connector's `connectToSentinel`; a client without one (not a Sentinel client) is left as it is.
+ */
+export function handleSentinelResubscriptions(client: object): void {
+  const connector = (client as { connector?: Record<string, unknown> }).connector;
+  const connect = connector?.connectToSentinel;
+  if (!connector || typeof connect !== 'function' || Object.hasOwn(connector, 'connectToSentinel')) return;
+  connector.connectToSentinel = function (this: unknown, ...args: unknown[]): unknown {
+    const connection: unknown = connect.apply(this, args);
+    return typeof connection === 'object' && connection !== null ? handleResubscriptions(connection) : connection;
+  };
+}

@@ -6,6 +6,7 @@ import { LockManager } from '../../../../lib/core/lock-manager.js';
 import type { LockStore } from '../../../../lib/interfaces/lock-store.interface.js';
 import { createStore } from '../../../../lib/stores/registry.js';
 import { checkModuleOptions } from '../../../../lib/lock.module-options.js';
+import { startFaultProxy, type FaultProxy } from '../../../support/fault-proxy.js';
 import { startRedisSentinel, type RedisSentinelHandle } from '../../../support/redis-sentinel.js';
 import { uniquePrefix } from '../../../support/stores.js';
 
@@ -101,4 +102,58 @@ describe('a Sentinel client the module creates, when the master freezes', () => 
     await until(0);
     expect(await subscribers()).toEqual([0, 0, 0]);
   });
+
+  it("closes without an unhandled rejection while the detector's re-subscription to a Sentinel is unanswered", async () => {
+    // ioredis (5, 6.0) re-subscribes a detector connection to +switch-master after a reconnect with no handler:
+    // if the connection closes before the Sentinel answers, Node ends the process by default
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    cleanups.push(async () => process.off('unhandledRejection', onUnhandled));
+    const proxies: FaultProxy[] = [];
+    for (const sentinel of group.sentinels) {
+      const proxy = await startFaultProxy({ port: sentinel.port });
+      cleanups.push(() => proxy.close());
+      proxies.push(proxy);
+    }
+    const redis = {
+      ...group.clientOptions,
+      sentinels: proxies.map(({ host, port }) => ({ host, port })),
+      // only the Sentinels behind the proxies, each reconnected soon after a drop (ioredis' default: 1 minute)
+      updateSentinels: false,
+      sentinelReconnectStrategy: () => 20,
+    };
+    const { store } = await createStore(checkModuleOptions({ redis, keyPrefix: uniquePrefix() }).store);
+    cleanups.push(() => store.close());
+    await store.inspect('job');
+    const detector = () =>
+      (store as unknown as { client: { connector: { failoverDetector?: Detector } } }).client.connector
+        .failoverDetector;
+    while (!detector()) await delay(10);
+    const connections = detector()!.sentinels.map((sentinel) => sentinel.client);
+    while (connections.some((connection) => connection.status !== 'ready')) await delay(10);
+    // the reconnect's 'ready' comes in the tick after ioredis wrote the SUBSCRIBE, before the proxy read it
+    const resubscribing = connections.map(
+      (connection, index) =>
+        new Promise<void>((resolve) => connection.once('ready', () => resolve(proxies[index].blackhole()))),
+    );
+    for (const proxy of proxies) proxy.cutAll();
+    await Promise.all(resubscribing);
+    const ended = connections.map(
+      (connection) => new Promise<void>((resolve) => connection.once('end', () => resolve())),
+    );
+    await store.close();
+    // the closing sockets get no answer through the partition: cut them, so that the clients see them closed
+    for (const proxy of proxies) proxy.cutAll();
+    await Promise.all(ended);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  });
 });
+
+/** The part of ioredis' failover detector (internal) the test reaches into: its connections to the Sentinels. */
+interface Detector {
+  readonly sentinels: ReadonlyArray<{ readonly client: Redis }>;
+}
