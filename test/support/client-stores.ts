@@ -25,8 +25,19 @@ export type NodeRedisMajor = 5 | 6;
  * A node-redis client of `major` on `url`, not connected: the store connects it at its first command. `name`
  * names its connections (CLIENT SETNAME), its duplicates' too.
  */
-export function nodeRedisClient(major: NodeRedisMajor, url: string, resp?: 2 | 3, name?: string): NodeRedisClient {
-  const options = { url, ...(resp === undefined ? {} : { RESP: resp }), ...(name === undefined ? {} : { name }) };
+export function nodeRedisClient(
+  major: NodeRedisMajor,
+  url: string,
+  resp?: 2 | 3,
+  name?: string,
+  socket?: { reconnectStrategy?: false },
+): NodeRedisClient {
+  const options = {
+    url,
+    ...(resp === undefined ? {} : { RESP: resp }),
+    ...(name === undefined ? {} : { name }),
+    ...(socket === undefined ? {} : { socket }),
+  };
   const client = (major === 6 ? createClient6(options) : createClient5(options)) as unknown as NodeRedisClient;
   // failures reach the tests through commands; an unhandled 'error' event would end the test process
   client.on('error', () => undefined);

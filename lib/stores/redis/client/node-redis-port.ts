@@ -48,11 +48,16 @@ interface ConnectionEvents {
  */
 export const NODE_REDIS_COMMAND_TIMEOUT = 2000;
 
-/** Our events and the node-redis events that carry them (`close`: the connection went, for now or for good). */
+/**
+ * Our events and the node-redis events that carry them (`close`: the connection went, for now or for good). A
+ * client made with `reconnectStrategy: false` gives up at its first drop and says neither `reconnecting` nor
+ * `end`: 6 says `terminated` and `error`, 5 only `error`. node-redis emits `error` for its connection alone (a
+ * command's error reply rejects that command), so an `error` also says the connection is not to be counted on.
+ */
 const FORWARDED_EVENTS: Readonly<Record<string, readonly string[]>> = {
   error: ['error'],
   ready: ['ready'],
-  close: ['end', 'reconnecting'],
+  close: ['end', 'reconnecting', 'terminated', 'error'],
 };
 
 /**

@@ -1,6 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { NodeRedisPort } from '../../../../lib/stores/redis/client/node-redis-port.js';
+import { RedisLockStore } from '../../../../lib/stores/redis/redis.store.js';
+import { newToken } from '../../../../lib/utils/token.js';
 import { nodeRedisClient, type NodeRedisClient } from '../../../support/client-stores.js';
 import { testRedisUrl, uniquePrefix } from '../../../support/stores.js';
 
@@ -43,3 +46,38 @@ describe.each([6, 5] as const)('the node-redis %i port subscribing a channel it 
     expect(heard).toEqual(['one', 'two']);
   });
 });
+
+/**
+ * A node-redis client made with `reconnectStrategy: false` gives up at the first drop: 6 then says `terminated`
+ * (and `error`), neither `reconnecting` nor `end`. The watch must lose its cover then, or a waiter told of its
+ * turn would sleep to `retry.maxDelay` on a connection that hears nothing any more.
+ */
+describe.each([6, 5] as const)('a node-redis %i client that does not reconnect', (major) => {
+  it('drops the cover of its release watches when its connection goes', async () => {
+    const name = `no-reconnect-${uniquePrefix()}`;
+    const client = nodeRedisClient(major, testRedisUrl(), undefined, name, { reconnectStrategy: false });
+    const store = new RedisLockStore({ client: client as never, keyPrefix: uniquePrefix() });
+    const admin = new Redis(testRedisUrl());
+    try {
+      const watch = await store.watch('k', performance.now(), newToken());
+      expect(watch.listeningSince).toEqual(expect.any(Number));
+      await admin.client('KILL', 'ID', await subscriberOf(admin, name));
+      for (let waited = 0; watch.listeningSince !== undefined && waited < 5000; waited += 10) await sleep(10);
+      expect(watch.listeningSince).toBeUndefined();
+      watch.close();
+    } finally {
+      await store.close();
+      if (client.isOpen) await client.close();
+      await admin.quit();
+    }
+  });
+});
+
+/** The id of the connection named `name` that is subscribed to a channel (the store's subscriber). */
+async function subscriberOf(admin: Redis, name: string): Promise<string> {
+  const subscribed = String(await admin.client('LIST'))
+    .split('\n')
+    .filter((line) => line.includes(` name=${name} `) && / sub=[1-9]/.test(line));
+  expect(subscribed).toHaveLength(1);
+  return /id=(\d+)/.exec(subscribed[0])![1];
+}
