@@ -16,6 +16,8 @@ type Subscribing = Record<string, unknown> & { readonly options?: { readonly aut
 export function handleResubscriptions<T extends object>(connection: T): T {
   const client = unboundedClient(connection as unknown as RedisClientPort) as unknown as Subscribing;
   if (client.options?.autoResubscribe !== true) return connection;
+  // a duplicate of a Sentinel client has a failover detector of its own
+  handleSentinelResubscriptions(client);
   for (const name of RESUBSCRIBE_COMMANDS) {
     const send = client[name];
     if (typeof send !== 'function' || Object.hasOwn(client, name)) continue;
@@ -32,7 +34,9 @@ export function handleResubscriptions<T extends object>(connection: T): T {
  * A Sentinel client whose failover detector's connections get the same handler: ioredis (5, 6.0) subscribes
  * each connection to a Sentinel to `+switch-master`, re-subscribes it after a reconnect with no handler, and
  * disconnects it at every failover and when the client closes. ioredis makes those connections in its
- * connector's `connectToSentinel`; a client without one (not a Sentinel client) is left as it is.
+ * connector's `connectToSentinel`; a client without one (not a Sentinel client) is left as it is. Applied to
+ * the clients the module creates and to every subscriber connection the store makes (`duplicate()` gives a
+ * Sentinel client a connector, and a detector, of its own).
  */
 export function handleSentinelResubscriptions(client: object): void {
   const connector = (client as { connector?: Record<string, unknown> }).connector;

@@ -5,6 +5,8 @@ import { LockStoreError } from '../../../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../../../lib/core/lock-manager.js';
 import type { LockStore } from '../../../../lib/interfaces/lock-store.interface.js';
 import { createStore } from '../../../../lib/stores/registry.js';
+import { unboundedClient } from '../../../../lib/stores/redis/client/bounded-ioredis-port.js';
+import type { RedisClientPort } from '../../../../lib/stores/redis/client/redis-client-port.js';
 import { checkModuleOptions } from '../../../../lib/lock.module-options.js';
 import { startFaultProxy, type FaultProxy } from '../../../support/fault-proxy.js';
 import { startRedisSentinel, type RedisSentinelHandle } from '../../../support/redis-sentinel.js';
@@ -127,25 +129,27 @@ describe('a Sentinel client the module creates, when the master freezes', () => 
     };
     const { store } = await createStore(checkModuleOptions({ redis, keyPrefix: uniquePrefix() }).store);
     cleanups.push(() => store.close());
+    // a waiter's watch: the store's subscriber, a duplicate of the client, has a failover detector of its own
     await store.inspect('job');
-    const detector = () =>
-      (store as unknown as { client: { connector: { failoverDetector?: Detector } } }).client.connector
-        .failoverDetector;
-    while (!detector()) await delay(10);
-    const connections = detector()!.sentinels.map((sentinel) => sentinel.client);
-    while (connections.some((connection) => connection.status !== 'ready')) await delay(10);
-    // the reconnect's 'ready' comes in the tick after ioredis wrote the SUBSCRIBE, before the proxy read it
-    const resubscribing = connections.map(
-      (connection, index) =>
-        new Promise<void>((resolve) => connection.once('ready', () => resolve(proxies[index].blackhole()))),
-    );
-    for (const proxy of proxies) proxy.cutAll();
+    const watch = await store.watch('job');
+    const subscriber = (store as unknown as { subscriber: { connection: RedisClientPort } }).subscriber.connection;
+    const clients = [(store as unknown as { client: RedisClientPort }).client, unboundedClient(subscriber)];
+    const detectors = () => clients.map((client) => (client as unknown as DetectingClient).connector.failoverDetector);
+    while (detectors().some((detector) => !detector)) await delay(10);
+    const sentinels = detectors().flatMap((detector) => detector!.sentinels);
+    while (sentinels.some(({ client }) => client.status !== 'ready')) await delay(10);
+    // every answer through the proxies comes 400 ms late from now on: each connection's re-subscription, sent
+    // at its reconnect's 'ready' (after its HELLO came back), is still unanswered for that long
+    const resubscribing = sentinels.map(({ client }) => new Promise<void>((resolve) => client.once('ready', resolve)));
+    for (const proxy of proxies) {
+      proxy.latency(200);
+      proxy.cutAll();
+    }
     await Promise.all(resubscribing);
-    const ended = connections.map(
-      (connection) => new Promise<void>((resolve) => connection.once('end', () => resolve())),
-    );
+    const ended = sentinels.map(({ client }) => new Promise<void>((resolve) => client.once('end', () => resolve())));
+    watch.close();
     await store.close();
-    // the closing sockets get no answer through the partition: cut them, so that the clients see them closed
+    // the closing sockets' ends come late through the proxies: cut them, so that the clients see them closed
     for (const proxy of proxies) proxy.cutAll();
     await Promise.all(ended);
     await new Promise((resolve) => setImmediate(resolve));
@@ -153,7 +157,11 @@ describe('a Sentinel client the module creates, when the master freezes', () => 
   });
 });
 
-/** The part of ioredis' failover detector (internal) the test reaches into: its connections to the Sentinels. */
-interface Detector {
-  readonly sentinels: ReadonlyArray<{ readonly client: Redis }>;
+/** The part of an ioredis Sentinel client (internal) the test reaches into: its detector's Sentinel connections. */
+interface DetectingClient {
+  readonly connector: {
+    readonly failoverDetector: null | {
+      readonly sentinels: ReadonlyArray<{ readonly client: Redis; readonly address: { readonly port: number } }>;
+    };
+  };
 }
