@@ -35,8 +35,11 @@ interface NodeRedisClient {
   destroy(): void;
 }
 
-/** The events of one node-redis connection. */
+/** One node-redis connection of a cluster's: its state and events. */
 interface ConnectionEvents {
+  readonly isReady?: boolean;
+  /** Whether it is subscribed to anything (node-redis closes a shard connection whose last channel went). */
+  readonly isPubSubActive?: boolean;
   on(event: string, listener: () => void): unknown;
   once(event: string, listener: () => void): unknown;
 }
@@ -84,6 +87,8 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   /** A cluster's sharded pub/sub connections whose drops and returns this port reports (`close`, `ready`). */
   private readonly watchedShardConnections = new WeakSet<object>();
   private shardConnectionsReady = false;
+  /** Our SUNSUBSCRIBEs on a cluster not answered yet. */
+  private unsubscribing = 0;
 
   /**
    * @param client the node-redis client or cluster
@@ -155,7 +160,9 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   }
 
   sunsubscribe(channel: string): Promise<unknown> {
-    return this.client.SUNSUBSCRIBE(channel);
+    if (!this.isCluster) return this.client.SUNSUBSCRIBE(channel);
+    this.unsubscribing++;
+    return this.client.SUNSUBSCRIBE(channel).finally(() => this.unsubscribing--);
   }
 
   override on(event: string, listener: ClientListener): this {
@@ -193,13 +200,34 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
       const connection = master.pubSub?.client;
       if (!connection || this.watchedShardConnections.has(connection)) continue;
       this.watchedShardConnections.add(connection);
-      connection.on('reconnecting', () => this.messages.emit('close'));
-      connection.once('end', () => this.messages.emit('close'));
-      connection.on('ready', () => this.messages.emit('ready'));
+      this.reportShardConnection(connection);
     }
     if (this.shardConnectionsReady) return;
     this.shardConnectionsReady = true;
     this.messages.emit('ready');
+  }
+
+  /**
+   * Says `close` when a sharded pub/sub connection drops or gives up (as a single client's does, see
+   * FORWARDED_EVENTS) or its channels move to another master's connection (a slot migration, which node-redis
+   * follows on a connection of its own, not watched until the store's next subscription on it); and `ready`
+   * when it comes back.
+   */
+  private reportShardConnection(connection: ConnectionEvents): void {
+    const lost = (): void => void this.messages.emit('close');
+    for (const event of [...FORWARDED_EVENTS.close, 'sharded-channel-moved']) {
+      if (event !== 'end') connection.on(event, lost);
+    }
+    // node-redis closes a connection whose last channel our SUNSUBSCRIBE took: no channel of ours went with it
+    connection.once('end', () => {
+      if (this.unsubscribing === 0 || connection.isPubSubActive !== false) lost();
+    });
+    // one found while it still connects (a SUBSCRIBE to another master under way) says `ready` for its first time
+    let connected = connection.isReady === true;
+    connection.on('ready', () => {
+      if (connected) this.messages.emit('ready');
+      connected = true;
+    });
   }
 
   /** A connection of the port's own with the client's settings (a cluster's: its nodes), closed by the port. */

@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { NodeRedisPort } from '../../../../lib/stores/redis/client/node-redis-port.js';
 import { RedisLockStore } from '../../../../lib/stores/redis/redis.store.js';
-import { newToken } from '../../../../lib/utils/token.js';
 import { nodeRedisClient, type NodeRedisClient } from '../../../support/client-stores.js';
+import { subscriberIds } from '../../../support/connection-ids.js';
 import { testRedisUrl, uniquePrefix } from '../../../support/stores.js';
 
 /**
@@ -59,9 +59,11 @@ describe.each([6, 5] as const)('a node-redis %i client that does not reconnect',
     const store = new RedisLockStore({ client: client as never, keyPrefix: uniquePrefix() });
     const admin = new Redis(testRedisUrl());
     try {
-      const watch = await store.watch('k', performance.now(), newToken());
+      const watch = await store.watch('k', performance.now());
       expect(watch.listeningSince).toEqual(expect.any(Number));
-      await admin.client('KILL', 'ID', await subscriberOf(admin, name));
+      const subscribers = await subscriberIds(admin, { name });
+      expect(subscribers).toHaveLength(1);
+      await admin.client('KILL', 'ID', subscribers[0]);
       for (let waited = 0; watch.listeningSince !== undefined && waited < 5000; waited += 10) await sleep(10);
       expect(watch.listeningSince).toBeUndefined();
       watch.close();
@@ -72,12 +74,3 @@ describe.each([6, 5] as const)('a node-redis %i client that does not reconnect',
     }
   });
 });
-
-/** The id of the connection named `name` that is subscribed to a channel (the store's subscriber). */
-async function subscriberOf(admin: Redis, name: string): Promise<string> {
-  const subscribed = String(await admin.client('LIST'))
-    .split('\n')
-    .filter((line) => line.includes(` name=${name} `) && / sub=[1-9]/.test(line));
-  expect(subscribed).toHaveLength(1);
-  return /id=(\d+)/.exec(subscribed[0])![1];
-}

@@ -16,6 +16,7 @@ import { keySlot, startRedisCluster, type RedisClusterHandle } from '../../../su
 import { testRedisUrl, uniquePrefix } from '../../../support/stores.js';
 import { storedToken } from '../../../support/stored-token.js';
 import { channelListeners } from '../../../support/channel-listeners.js';
+import { subscriberIds } from '../../../support/connection-ids.js';
 
 describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
   let cluster: RedisClusterHandle;
@@ -132,10 +133,7 @@ describe('RedisLockStore on a Redis Cluster (3 masters, 3 replicas)', () => {
     const waiting = manager().acquire(key, { wait: 15_000, retry: { minDelay: 5000, maxDelay: 5000 } });
     const owner = direct(await cluster.masterForKey(names(key).lock));
     while ((await channelListeners(owner, names(key).channel, true)) === 0) await sleep(5);
-    const subscribers = ((await owner.client('LIST')) as string)
-      .split('\n')
-      .filter((line) => / ssub=[1-9]/.test(line))
-      .map((line) => /id=(\d+)/.exec(line)![1]);
+    const subscribers = await subscriberIds(owner, { sharded: true });
     expect(subscribers).toHaveLength(1);
     await owner.client('KILL', 'ID', subscribers[0]);
     // released while nobody listens on the channel: the notice is lost
