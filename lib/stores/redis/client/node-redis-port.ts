@@ -150,12 +150,11 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   }
 
   ssubscribe(channel: string): Promise<unknown> {
-    const listener = this.forwardShardMessage;
     const subscribing = this.isCluster
       ? this.clusterReady()
-          .then(() => this.client.SSUBSCRIBE(channel, listener))
+          .then(() => this.client.SSUBSCRIBE(channel, this.forwardShardMessage))
           .then(() => this.watchShardConnections())
-      : (this.ensureOpen(), this.client.SSUBSCRIBE(channel, listener));
+      : (this.ensureOpen(), this.client.SSUBSCRIBE(channel, this.forwardShardMessage));
     return withTimeout(subscribing, 'SSUBSCRIBE');
   }
 
@@ -215,9 +214,7 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
    */
   private reportShardConnection(connection: ConnectionEvents): void {
     const lost = (): void => void this.messages.emit('close');
-    for (const event of [...FORWARDED_EVENTS.close, 'sharded-channel-moved']) {
-      if (event !== 'end') connection.on(event, lost);
-    }
+    for (const event of ['reconnecting', 'terminated', 'error', 'sharded-channel-moved']) connection.on(event, lost);
     // node-redis closes a connection whose last channel our SUNSUBSCRIBE took: no channel of ours went with it
     connection.once('end', () => {
       if (this.unsubscribing === 0 || connection.isPubSubActive !== false) lost();

@@ -22,6 +22,8 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
     cleanups.push(() => (created.isOpen ? created.close() : undefined));
     return created;
   };
+  /** A Nest application whose LockModule runs on `client`. */
+  const boot = (client: NodeRedisClient) => bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
   const masters = async (): Promise<number[]> =>
     (await clusterKind.cluster()).nodes.filter((node) => node.role === 'master').map((node) => node.port);
 
@@ -51,7 +53,6 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
   });
 
   it('wakes a waiter on another cluster by a sharded notice, and leaves the cluster open after app.close()', async () => {
-    const boot = (client: NodeRedisClient) => bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
     const holderCluster = await cluster();
     const [holder, waiter] = [await boot(holderCluster), await boot(await cluster())];
     try {
@@ -90,7 +91,6 @@ describe.each([6, 5] as const)('a node-redis %i createCluster() given to the mod
     );
     const waiterCluster = nodeRedisCluster(major, startupNodes, nodeAddressMap);
     cleanups.push(() => (waiterCluster.isOpen ? waiterCluster.close() : undefined));
-    const boot = (client: NodeRedisClient) => bootLockApp({ redis: client as never, keyPrefix: room.keyPrefix });
     const [holder, waiter] = [await boot(await cluster()), await boot(waiterCluster)];
     try {
       const held = await holder.get(LockService).acquire('order', { ttl: 30_000 });
