@@ -21,6 +21,8 @@ interface NodeRedisClient {
     readonly pubSub?: { readonly client: ConnectionEvents };
   }>;
   nodeClient?(node: unknown): NodeRedisClient | Promise<NodeRedisClient>;
+  /** A cluster's own instance, behind the object `createCluster()` returns (node-redis 6). */
+  readonly _self?: ClusterResubscriptions;
   sendCommand(...args: unknown[]): Promise<unknown>;
   connect(): Promise<unknown>;
   once(event: string, listener: () => void): unknown;
@@ -33,6 +35,15 @@ interface NodeRedisClient {
   off(event: string, listener: ClientListener): unknown;
   close(): Promise<void>;
   destroy(): void;
+}
+
+/**
+ * How a node-redis 6 cluster moves a gone master's channels to the connection of the master that serves them
+ * now (a failover, a node leaving): it calls this method of its own instance, and the promise settles once
+ * they are subscribed there. node-redis 5 binds it when the cluster is made and drops the promise.
+ */
+interface ClusterResubscriptions {
+  resubscribeAllPubSubListeners?(listeners: unknown): unknown;
 }
 
 /** One node-redis connection of a cluster's: its state and events. */
@@ -100,6 +111,7 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
   ) {
     super();
     this.isCluster = typeof client.nodeClient === 'function' && client.masters !== undefined;
+    if (this.isCluster && owned) this.followResubscriptions();
     const commandTimeout = NODE_REDIS_COMMAND_TIMEOUT;
     this.options = this.isCluster ? { redisOptions: { commandTimeout } } : { ...settingsOf(client), commandTimeout };
   }
@@ -225,6 +237,28 @@ export class NodeRedisPort extends CommandPort implements RedisClientPort {
       if (connected) this.messages.emit('ready');
       connected = true;
     });
+  }
+
+  /**
+   * Says `ready` once node-redis 6 has subscribed a gone master's channels on their new master's connection,
+   * and watches that connection: the `close` of the old one took their cover, and notices sent in between were
+   * lost, so every waiter asks again. Without it those waiters would ask only at their backoff, for as long as
+   * their keys stay busy. Only on a cluster the port made (its subscriber), never on a user's.
+   */
+  private followResubscriptions(): void {
+    const cluster = this.client._self ?? (this.client as ClusterResubscriptions);
+    if (typeof cluster.resubscribeAllPubSubListeners !== 'function') return;
+    const resubscribe = cluster.resubscribeAllPubSubListeners.bind(cluster);
+    cluster.resubscribeAllPubSubListeners = (listeners): unknown => {
+      const subscribed: unknown = resubscribe(listeners);
+      // node-redis 5 answers nothing (and calls its own bound copy): there is no moment to say `ready` at
+      if (!(subscribed instanceof Promise)) return subscribed;
+      return subscribed.then((answers: unknown) => {
+        this.watchShardConnections();
+        this.messages.emit('ready');
+        return answers;
+      });
+    };
   }
 
   /** A connection of the port's own with the client's settings (a cluster's: its nodes), closed by the port. */
