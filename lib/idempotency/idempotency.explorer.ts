@@ -8,9 +8,10 @@ import type { IdempotentHandler } from './idempotent-handler.js';
 import { recordsOf } from './idempotent-run.js';
 
 /**
- * At bootstrap, checks every `@Idempotent()` handler of the application's controllers before the first request:
- * that it is an HTTP route, that its `scope` template reads what its requests have, and that the store keeps
- * response records. Each failure is a `LockConfigurationError` naming the handler (and the store and why).
+ * At bootstrap, checks every `@Idempotent()` method of the application before the first request: that it is an
+ * HTTP route (a provider's method, a gateway's or a resolver's would run on every call unguarded, as the
+ * decorator only acts on routes), that its `scope` template reads what its requests have, and that the store
+ * keeps response records. Each failure is a `LockConfigurationError` naming the handler (and the store and why).
  */
 @Injectable()
 export class IdempotencyExplorer implements OnModuleInit {
@@ -22,9 +23,13 @@ export class IdempotencyExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of this.discovery.getControllers()) {
-      const instance = wrapper.instance as object | undefined;
-      const prototype = instance && (Object.getPrototypeOf(instance) as Record<string, unknown> | null);
+    for (const wrapper of [...this.discovery.getControllers(), ...this.discovery.getProviders()]) {
+      // a class's prototype, whether or not Nest made its instance yet (a request-scoped one has none)
+      const metatype: unknown = wrapper.metatype;
+      const prototype =
+        typeof metatype === 'function' && !wrapper.isAlias
+          ? (metatype.prototype as Record<string, unknown> | undefined)
+          : undefined;
       if (!prototype) continue;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method = prototype[name];

@@ -1,4 +1,4 @@
-import { Controller, Module, Post } from '@nestjs/common';
+import { Controller, Injectable, Module, Post, Scope } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   Idempotent,
@@ -114,8 +114,12 @@ describe('LockService.idempotent()', () => {
 });
 
 describe('@Idempotent() at bootstrap', () => {
-  async function boot(store: LockStore, controller: object): Promise<unknown> {
-    @Module({ imports: [LockModule.forRoot({ store, verifyOnStartup: false })], controllers: [controller as never] })
+  async function boot(store: LockStore, controller: object, providers: object[] = []): Promise<unknown> {
+    @Module({
+      imports: [LockModule.forRoot({ store, verifyOnStartup: false })],
+      controllers: [controller as never],
+      providers: providers as never[],
+    })
     class AppModule {}
     const app = await createApp('express', AppModule);
     try {
@@ -157,6 +161,30 @@ describe('@Idempotent() at bootstrap', () => {
     }
     expect(String(await boot(new MemoryLockStore(), NoRouteController))).toMatch(
       /expected it on an HTTP route handler/,
+    );
+
+    // a provider's method would run on every call unguarded
+    @Controller('orders')
+    class OrdersController {}
+    @Injectable()
+    class Payments {
+      @Idempotent()
+      charge(): Promise<string> {
+        return Promise.resolve('charged');
+      }
+    }
+    @Injectable({ scope: Scope.REQUEST })
+    class RequestPayments {
+      @Idempotent()
+      refund(): Promise<string> {
+        return Promise.resolve('refunded');
+      }
+    }
+    expect(String(await boot(new MemoryLockStore(), OrdersController, [Payments]))).toMatch(
+      /@Idempotent\(Payments.charge\).*expected it on an HTTP route handler/,
+    );
+    expect(String(await boot(new MemoryLockStore(), OrdersController, [RequestPayments]))).toMatch(
+      /@Idempotent\(RequestPayments.refund\).*expected it on an HTTP route handler/,
     );
 
     @Controller('orders')
