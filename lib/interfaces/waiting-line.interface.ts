@@ -42,6 +42,9 @@ export interface WaitingLine {
    * caller holds it from then on, for its ttl counted from `sentAt`. Given with `grantsToWaiters`.
    */
   takeGrant?(key: string, token: string): DirectGrant | undefined;
-  /** `token`'s request no longer waits for `key`; a direct grant that comes for it is given back. */
+  /**
+   * `token` asks for `key` no more: a direct grant that comes for it is given back (a token-checked release).
+   * Never called for a token its waiter may still ask with.
+   */
   withdrawOffer?(key: string, token: string): void;
 }

@@ -27,8 +27,11 @@ export type Attempt = Outcome | GivenBackGrant;
 /** One acquisition under way: what each of its store calls and waits needs. */
 export interface Acquisition {
   readonly key: string;
-  /** The random token every attempt of this acquisition asks with. */
-  readonly token: string;
+  /**
+   * The random token every attempt of this acquisition asks with; a new one once a request it left in the
+   * store's line was withdrawn (a grant of that request is given back, by its token).
+   */
+  token: string;
   readonly settings: LockSettings;
   readonly trace: AcquireTrace;
   /** The `performance.now()` time its wait ends. */
@@ -165,8 +168,10 @@ export class Acquirer {
     let queue = this.queues.get(key);
     if (!queue) this.queues.set(key, (queue = new LocalQueue()));
     else if (acquisition.offered) {
-      // only the head's request may stand in the line: a grant that comes for ours is given back
+      // only the head's request may stand in the line: a grant that comes for ours is given back, so this
+      // acquisition asks with another token from now on (its next request would find the given-back lease its own)
       this.line?.withdrawOffer?.(key, token);
+      acquisition.token = newToken();
       acquisition.offered = false;
     }
     return this.waitInQueue(acquisition, queue, refused);

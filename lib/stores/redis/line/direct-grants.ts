@@ -10,16 +10,19 @@ export interface PendingOffer {
   /** Past this `performance.now()` time, a grant of this withdrawn offer has ended by its ttl. */
   endsBy: number;
   granted?: { readonly fence: number };
-  /** Its waiter left: a grant that comes for it is given back at once. */
+  /** Its token asks no more (its waiter left, or waits on with another token): a grant for it is given back. */
   withdrawn: boolean;
 }
 
 /**
  * The offers a store's waiters left in the lines of the keys they wait for, by version (one per refused
  * request), so that a release notice saying "granted version v" reaches the waiter whose request that was,
- * exactly once, with the time from which its lease counts; and so that a grant nobody will take (its waiter
- * left, or made a newer request with another token) is given back at once instead of blocking the key for a
- * ttl.
+ * exactly once, with the time from which its lease counts; and so that a grant nobody will take (its token's
+ * waiter withdrew it) is given back at once instead of blocking the key for a ttl. Only a withdrawn token's:
+ * the give-back is a token-checked release, and a waiter still asking with that token would be told it holds
+ * the key by its next request (the key is its token's) just before the give-back deleted it. Several waiters
+ * of one store may stand in a key's line at once (two managers sharing the store), so a newer request of
+ * another token says nothing about an older one.
  */
 export class DirectGrants {
   private readonly offers = new Map<number, PendingOffer>();
@@ -41,7 +44,7 @@ export class DirectGrants {
   arrived(version: number, fence: number): { readonly wake: string } | { readonly giveBack: PendingOffer } | undefined {
     const offer = this.offers.get(version);
     if (!offer) return undefined;
-    if (offer.withdrawn || this.superseded(offer)) {
+    if (offer.withdrawn) {
       this.offers.delete(version);
       return { giveBack: offer };
     }
@@ -67,7 +70,10 @@ export class DirectGrants {
     }
   }
 
-  /** `token`'s waiter stopped waiting for `key`: returns the grants it had and did not take, to give back. */
+  /**
+   * `token` asks for `key` no more (its waiter stopped waiting, or waits on with a new token): returns the grants
+   * it had and did not take, to give back; one that comes later is given back when it arrives.
+   */
   withdraw(key: string, token: string): PendingOffer[] {
     const untaken: PendingOffer[] = [];
     for (const [version, offer] of this.offers) {
@@ -82,14 +88,6 @@ export class DirectGrants {
       }
     }
     return untaken;
-  }
-
-  /** Whether a newer offer for the same key names another token (its waiter gave way to the next). */
-  private superseded(offer: PendingOffer): boolean {
-    for (const other of this.offers.values()) {
-      if (other.key === offer.key && other.token !== offer.token && other.sentAt > offer.sentAt) return true;
-    }
-    return false;
   }
 
   /**
