@@ -1,5 +1,6 @@
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
+import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LockSectionOptions } from '../interfaces/lock-options.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { PermitShape } from '../interfaces/permit-store.interface.js';
@@ -142,19 +143,30 @@ export class LockedMethod {
     const onContention = this.definition.onContention ?? (binding.runs ? 'skip' : 'throw');
     const scope = { keyTemplateOf, onContention: onContention === 'skip' ? skip : undefined, holdAtLeast };
     const ticks = holdAtLeast === undefined ? binding.runs?.tickSchedule() : undefined;
-    if (!ticks) return service.runLocked(keys, settings, run, scope);
-    const claim = { key: tickClaimKey(label, keys), settings: this.claimSettingsFor(service, settings), ticks };
-    return runOncePerTick(service, { ...claim, onClaimed: skip }, (started) =>
-      service.runLocked(
-        keys,
-        settings,
-        () => {
-          started();
-          return run();
-        },
-        scope,
-      ),
-    );
+    let began = false;
+    const runs = (): T | Promise<T> => {
+      began = true;
+      return run();
+    };
+    const locked = ticks
+      ? runOncePerTick(
+          service,
+          {
+            key: tickClaimKey(label, keys),
+            settings: this.claimSettingsFor(service, settings),
+            ticks,
+            onClaimed: skip,
+          },
+          (started) => service.runLocked(keys, settings, () => (started(), runs()), scope),
+        )
+      : service.runLocked(keys, settings, runs, scope);
+    if (!binding.runs || onContention !== 'skip') return locked;
+    // a tick the store could not grant (it is down: logged as a store error, at most once per 5 s; the service
+    // shuts down: the next instance runs it) is skipped too; its scheduler would log each one as a failed job
+    return locked.catch((error: unknown) => {
+      if (began || !(error instanceof LockStoreError)) throw error;
+      return undefined;
+    });
   }
 
   /**

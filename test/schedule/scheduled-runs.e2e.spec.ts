@@ -2,8 +2,9 @@ import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Cron, Interval, ScheduleModule } from '@nestjs/schedule';
 import { Redis } from 'ioredis';
-import { LockModule, LockService, WithLock, type LockLogger } from '../../lib/index.js';
+import { LockModule, LockService, LockStoreError, WithLock, type LockLogger } from '../../lib/index.js';
 import { tickClaimKey } from '../../lib/schedule/tick-claim.js';
+import { startRedisServer } from '../support/redis-server.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 // `disabled`: the scheduler keeps the job without starting it, so only the calls of the tests run it
@@ -157,5 +158,75 @@ describe('@WithLock on a scheduled method, without holdAtLeast', () => {
     expect(ttl).toBeLessThanOrEqual(1500);
     expect(await locks.isLocked(tickClaimKey('Reports.held', ['report:held']))).toBe(false);
     expect([await reports.unclaimed(), await reports.unclaimed()]).toEqual(['ran', 'ran']);
+  });
+});
+
+describe('@WithLock on a scheduled method whose lock cannot be had', () => {
+  @Injectable()
+  class Jobs {
+    @Cron('* * * * * *', { disabled: true })
+    @WithLock('job:skipped')
+    async skipped(): Promise<string> {
+      return 'ran';
+    }
+
+    @Cron('* * * * * *', { disabled: true })
+    @WithLock('job:strict', { onContention: 'throw' })
+    async strict(): Promise<string> {
+      return 'ran';
+    }
+
+    /** A store call of its own fails after it began: that is the job's failure, not a skipped tick. */
+    @Cron('* * * * * *', { disabled: true })
+    @WithLock('job:inner')
+    async inner(): Promise<string> {
+      throw new LockStoreError('acquire', 'job:inner:nested', new Error('connection lost'));
+    }
+  }
+
+  async function boot(redis: string, errors: string[]): Promise<INestApplicationContext> {
+    const ref = await Test.createTestingModule({
+      imports: [
+        ScheduleModule.forRoot(),
+        LockModule.forRoot({
+          redis,
+          keyPrefix: uniquePrefix(),
+          logger: { log: () => undefined, warn: () => undefined, error: (message: string) => errors.push(message) },
+        }),
+      ],
+      providers: [Jobs],
+    }).compile();
+    return ref.createNestApplication({ logger: false }).init();
+  }
+
+  it('skips a tick while the store is down (the store error logged once), unless it throws on contention', async () => {
+    const server = await startRedisServer();
+    const errors: string[] = [];
+    const app = await boot(server.url, errors);
+    try {
+      const jobs = app.get(Jobs);
+      expect(await jobs.skipped()).toBe('ran');
+      await server.stop();
+      // its scheduler would log each one as a failed job, with its stack, every tick of an outage
+      expect(await jobs.skipped()).toBeUndefined();
+      expect(await jobs.skipped()).toBeUndefined();
+      expect(
+        errors.filter((message) => message.includes('job:skipped') || message.includes('Jobs.skipped')),
+      ).toHaveLength(1);
+      await expect(jobs.strict()).rejects.toBeInstanceOf(LockStoreError);
+    } finally {
+      await app.close();
+      await server.stop();
+    }
+  }, 30_000);
+
+  it("rethrows a store error of the job's own, and skips the ticks that come while the application shuts down", async () => {
+    const errors: string[] = [];
+    const app = await boot(testRedisUrl(), errors);
+    const jobs = app.get(Jobs);
+    await expect(jobs.inner()).rejects.toBeInstanceOf(LockStoreError);
+    await app.close();
+    expect(await jobs.skipped()).toBeUndefined();
+    await expect(jobs.strict()).rejects.toThrow(/shutting down/);
   });
 });
