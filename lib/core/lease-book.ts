@@ -163,7 +163,7 @@ export class LeaseBook implements LeaseController {
       this.queues.get(lock.key)?.wake();
     }
     // the store no longer had our token: the lease ended before its holder was done, and the holder hears it
-    if (!released) this.lose(lock, performance.now() >= lock.validUntil ? 'expired' : 'taken');
+    if (!released) this.lose(lock, performance.now() >= lock.validUntil ? 'expired' : await this.whyTaken(lock));
     else this.endHold(lock, ending.way === 'keep' ? ending.keptFor : undefined);
     // a waiter of this process the release let in (handed the lease, granted a permit in the store's reply)
     // is the hand-off's path; the releaser's next step (often: to ask again) is not, and goes after it

@@ -158,6 +158,14 @@ export function describeListingContract(kind: StoreKind, options: { permits?: bo
         expect(lines[0]).not.toContain('"stuck"');
       });
 
+      it('tells a holder that learns of it only at its release that it was revoked', async () => {
+        const lock = await manager(pair.store).acquire('stuck:quiet', { ttl: 30_000, autoRenew: false });
+        const lost = abortReason(lock.signal);
+        await forceRelease(pair.other, 'stuck:quiet', { by: 'ops', showKey: true });
+        expect(await lock.release()).toBe(false);
+        expect(((await lost) as LockLostError).reason).toBe('revoked');
+      });
+
       (options.permits === false ? it.skip : it)('ends every permit of a semaphore, each holder told', async () => {
         const first = await manager(pair.store).acquire('slots', { ttl: 3000, limit: 2, autoRenew: true });
         const second = await manager(pair.other).acquire('slots', { ttl: 3000, limit: 2, autoRenew: true });
