@@ -199,9 +199,12 @@ describe('the nestjs-lock CLI on bad input', () => {
     expect(none.stderr).toContain('--etcd');
   }, 60_000);
 
-  it('exits 4 when the store cannot be reached', async () => {
+  it('exits 4 when the store cannot be reached, naming the server and why as the module does', async () => {
     const port = await freePort();
-    const down = await run(['ls', '--redis', `redis://127.0.0.1:${port}`]);
+    const down = await run(['ls', '--redis', `redis://:hunter2@127.0.0.1:${port}`]);
     expect(down.code).toBe(4);
+    expect(down.stderr).toContain(`cannot reach Redis at 127.0.0.1:${port}: connection refused (ECONNREFUSED)`);
+    expect(down.stderr).not.toContain('max retries');
+    expect(down.stderr).not.toContain('hunter2');
   }, 60_000);
 });

@@ -14,6 +14,8 @@ import { permitWrongTypeError } from './permits/permit-wrong-type.js';
 import { runScript } from './script-runner.js';
 import { REVOKE } from './scripts/revoke.script.js';
 import { isWrongType, redisStoreError } from './store-error.js';
+import { unreachableServer } from './connection-failure.js';
+import type { LockStoreError } from '../../errors/lock-store.error.js';
 
 /** How long after the longest ended lease a revoked token is remembered for its holder's renewal, in ms. */
 export const REVOKED_KEPT_FOR = 60_000;
@@ -42,7 +44,7 @@ export class RedisListing implements LockListing, LockRevoking {
         scanLockKeys(nodes[node], keyPrefix, query.prefix ?? '', cursor, count),
       );
     } catch (error) {
-      throw redisStoreError('list', undefined, error);
+      throw this.failure('list', undefined, error);
     }
   }
 
@@ -50,7 +52,7 @@ export class RedisListing implements LockListing, LockRevoking {
     try {
       return await this.options.client.llen(resourceKeys(this.options.keyPrefix, key).line);
     } catch (error) {
-      throw redisStoreError('list', key, error);
+      throw this.failure('list', key, error);
     }
   }
 
@@ -69,7 +71,7 @@ export class RedisListing implements LockListing, LockRevoking {
     } catch (error) {
       // the likeliest WRONGTYPE here: a resource whose permits are still in an earlier version's layout
       if (isWrongType(error)) throw await permitWrongTypeError(this.options.client, 'revoke', key, permits, error);
-      throw redisStoreError('revoke', key, error);
+      throw this.failure('revoke', key, error);
     }
   }
 
@@ -77,7 +79,13 @@ export class RedisListing implements LockListing, LockRevoking {
     try {
       return (await this.options.client.hexists(resourceKeys(this.options.keyPrefix, key).revoked, token)) === 1;
     } catch (error) {
-      throw redisStoreError('inspect', key, error);
+      throw this.failure('inspect', key, error);
     }
+  }
+
+  /** The LockStoreError of `operation`: the server and why when it could not be used, as the startup check says. */
+  private failure(operation: string, key: string | undefined, error: unknown): LockStoreError {
+    const unreachable = unreachableServer(this.options.client, error);
+    return redisStoreError(operation, key, unreachable?.cause ?? error, unreachable?.detail);
   }
 }
