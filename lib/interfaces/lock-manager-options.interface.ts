@@ -8,7 +8,11 @@ export interface LockManagerOptions extends LockDefaults {
   readonly store: LockStore;
   /** Where lost leases and store failures are reported. @default silent */
   readonly logger?: LockLogger;
-  /** Close the store in `close()`; leave it `false` for a store someone else still uses. @default true */
+  /**
+   * Close the store in `close()`; leave it `false` for a store someone else still uses. Two managers that wait
+   * for the same keys are better on stores of their own: on one store they share its place in each key's line.
+   * @default true
+   */
   readonly closeStore?: boolean;
   /**
    * How long `close()` lets holders inside their locked section finish (their leases still renewed) before
