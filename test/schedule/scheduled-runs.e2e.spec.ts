@@ -98,25 +98,37 @@ describe('@WithLock on a scheduled method, without holdAtLeast', () => {
     await admin.quit();
   });
 
-  /** A run early enough in its second that its claim ends before the next second. */
+  /**
+   * A run early enough in its second that it and the calls that follow it (well under the 450 ms left before
+   * its claim ends, 50 ms before the next second, even with both cores busy) see the claim held.
+   */
   async function inEarlyPartOfSecond(): Promise<void> {
-    if (Date.now() % 1000 > 800) await until(nextSecond());
+    if (Date.now() % 1000 > 500) await until(nextSecond());
   }
 
   it('runs a @Cron job once per tick: a second call before the next tick is skipped, and its key is free at once', async () => {
     const reports = app.get(Reports);
-    await inEarlyPartOfSecond();
-    const next = nextSecond();
-    expect(await reports.daily()).toBe('ran');
-    expect(await locks.isLocked('report:daily')).toBe(false);
-    const asked = Date.now();
-    const claim = await locks.inspect(tickClaimKey('Reports.daily', ['report:daily']));
-    // claimed until just before the next tick, never into it
-    expect(claim.held).toBe(true);
-    expect(claim.remainingTtl).toBeLessThan(next - asked);
-    expect(await reports.daily()).toBeUndefined();
-    await until(next);
-    expect(await reports.daily()).toBe('ran');
+    // the claim ends 50 ms before the next tick: on a machine so busy that the run and the looks at its key and
+    // claim outlast the rest of the second, the claim has ended by design, and the check goes again next second
+    for (let attempt = 1; ; attempt++) {
+      await inEarlyPartOfSecond();
+      const next = nextSecond();
+      expect(await reports.daily()).toBe('ran');
+      expect(await locks.isLocked('report:daily')).toBe(false);
+      const asked = Date.now();
+      const claim = await locks.inspect(tickClaimKey('Reports.daily', ['report:daily']));
+      if (Date.now() >= next - 100 && attempt < 5) {
+        await until(next);
+        continue;
+      }
+      // claimed until just before the next tick, never into it
+      expect(claim.held).toBe(true);
+      expect(claim.remainingTtl).toBeLessThan(next - asked);
+      expect(await reports.daily()).toBeUndefined();
+      await until(next);
+      expect(await reports.daily()).toBe('ran');
+      return;
+    }
   });
 
   it('reads the schedule of @Cron below the decorator and of @Interval above it', async () => {
