@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isLockError, withKeyTemplate } from '../../errors/lock.error.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
@@ -11,6 +10,7 @@ import type { LockSettings } from '../../options/lock-settings.js';
 import { backoffDelay, toldWaiterDelay } from '../../utils/backoff.js';
 import { raceDeadline } from '../../utils/deadline.js';
 import { newToken } from '../../utils/token.js';
+import { retryUntil } from '../../utils/retry-until.js';
 import { acquireRequest } from './acquire-request.js';
 import { HandOverOffer } from './hand-over-offer.js';
 import { lateGrantError, type LateGrant } from './late-grant.js';
@@ -382,18 +382,12 @@ export class Acquirer {
    * while it reconnects, and a grant left there would keep the key from everyone for its whole ttl.
    */
   private undoLostGrant(key: string, token: string, until: number): void {
-    const undo = async (): Promise<void> => {
-      for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
-        try {
-          await this.store.release(key, token);
-          return;
-        } catch {
-          if (this.shutdown.begun || performance.now() + delay >= until) return;
-          await sleep(delay, undefined, { ref: false });
-        }
-      }
-    };
-    this.shutdown.track(undo()).catch(() => undefined);
+    const undo = retryUntil(
+      () => this.store.release(key, token),
+      until,
+      () => this.shutdown.begun,
+    );
+    this.shutdown.track(undo).catch(() => undefined);
   }
 
   /** How late a grant of a `ttl` ms lease valid until `validUntil` is now; `undefined` while it is valid. */

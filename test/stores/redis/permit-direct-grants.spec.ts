@@ -5,6 +5,7 @@ import type { PermitRequest } from '../../../lib/interfaces/permit-store.interfa
 import { RedisPermitStore } from '../../../lib/stores/redis/permits/redis-permit-store.js';
 import { newToken } from '../../../lib/utils/token.js';
 import { commandsDuring } from '../../support/command-counts.js';
+import { startFaultProxy } from '../../support/fault-proxy.js';
 import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
 
 /** How long a waiter that no notice is for is given to wake anyway: any wake in that time is a spurious one. */
@@ -33,10 +34,9 @@ afterAll(async () => {
 });
 
 /** A store of its own connection and owner id: a process of its own, as the server sees it. */
-function process(): RedisPermitStore {
-  const client = new Redis(server.url);
+function process(client = new Redis(server.url)): RedisPermitStore {
   const store = new RedisPermitStore({ client });
-  cleanups.push(() => client.quit());
+  cleanups.push(() => client.disconnect());
   cleanups.push(() => store.close());
   return store;
 }
@@ -140,6 +140,34 @@ describe('RedisPermitStore direct grants', () => {
     // the notice is spent: nothing is taken twice
     await sleep(50);
     expect(asking.takeGrant('direct', a.request.token)).toBeUndefined();
+    expect(await releaser.inspect('direct')).toMatchObject({ holders: 1, waiting: 0 });
+  });
+
+  it('gives back a permit granted to a waiter that left during an outage, once the server is reachable again', async () => {
+    const proxy = await startFaultProxy(server.url);
+    cleanups.push(() => proxy.close());
+    const cut = new Redis(proxy.url);
+    const [releaser, leaving, next] = [process(), process(cut), process()];
+    const holder = permit(1);
+    await releaser.acquire(holder);
+    const a = await waiter(leaving, 0);
+    const b = await waiter(next, 1);
+    const aWakes = a.watch.next(60_000);
+    const bWakes = b.watch.next(60_000);
+    await releaser.release('direct', holder.token);
+    expect(await within(aWakes, HEARD_WITHIN)).toBe(true);
+    // the waiter's wait ends while its process cannot reach the server: its leaving fails, so its store
+    // gives the granted permit back, token-checked, and keeps trying for as long as the outage lasts (its
+    // commands fail at once meanwhile, as the store's own client's fail by their deadline)
+    cut.options.enableOfflineQueue = false;
+    await proxy.refuse(true);
+    proxy.cutAll();
+    await expect(leaving.leaveLine('direct', a.request.token)).rejects.toThrow();
+    expect(await within(bWakes, 1500)).toBe('asleep');
+    await proxy.refuse(false);
+    // held until its ttl (30 s) had the give-back stopped trying; the client reconnects by its own backoff first
+    expect(await within(bWakes, 2 * HEARD_WITHIN)).toBe(true);
+    expect(next.takeGrant('direct', b.request.token)).toBeDefined();
     expect(await releaser.inspect('direct')).toMatchObject({ holders: 1, waiting: 0 });
   });
 });

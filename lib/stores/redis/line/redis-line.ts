@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { isOne } from '../client/reply.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientPort } from '../client/redis-client-port.js';
 import type { AcquireRequest } from '../../../interfaces/lease.interface.js';
 import type { DirectGrant, HandOverResult, WaitingLine } from '../../../interfaces/waiting-line.interface.js';
 import type { ReleaseSubscriber } from '../release-subscriber.js';
 import type { ResourceKeys } from '../resource-keys.js';
 import { runScript } from '../script-runner.js';
+import { retryUntil } from '../../../utils/retry-until.js';
 import { DirectGrants } from './direct-grants.js';
 import { HAND_OVER, handOverArgs } from './hand-over.script.js';
 import { LEAVE_LINE } from './leave-line.script.js';
@@ -131,18 +131,11 @@ export class RedisLine implements WaitingLine {
    * the key for its whole ttl.
    */
   private giveBack(key: string, token: string, ttl: number): void {
-    const until = performance.now() + ttl;
-    const call = (async () => {
-      for (let delay = 20; ; delay = Math.min(2 * delay, 500)) {
-        try {
-          await this.parts.release(key, token);
-          return;
-        } catch {
-          if (this.closed || performance.now() + delay > until) return;
-          await sleep(delay);
-        }
-      }
-    })();
+    const call = retryUntil(
+      () => this.parts.release(key, token),
+      performance.now() + ttl,
+      () => this.closed,
+    );
     this.givingBack.add(call);
     void call.finally(() => this.givingBack.delete(call));
   }

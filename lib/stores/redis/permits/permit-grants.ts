@@ -15,6 +15,13 @@ interface Waiter {
   withdrawnUntil?: number;
 }
 
+/** A permit a release granted to a request nobody will take: to give back within its ttl. */
+export interface UntakenGrant {
+  readonly key: string;
+  readonly token: string;
+  readonly ttl: number;
+}
+
 /** How many of a waiter's latest requests are remembered: a release reads the one that stands when it runs. */
 const KEPT_REQUESTS = 4;
 
@@ -55,13 +62,13 @@ export class PermitGrants {
    * A notice said the request of `version` was granted its permit: wakes its waiter. Returns the key and token
    * of a grant nobody will take (its request failed), to give back; nothing for a version no waiter here has.
    */
-  arrived(version: number, fence: number): { readonly key: string; readonly token: string } | undefined {
+  arrived(version: number, fence: number): UntakenGrant | undefined {
     const waiter = this.versions.get(version);
     const sentAt = waiter?.sent.get(version);
     if (!waiter || sentAt === undefined) return undefined;
     if (waiter.withdrawnUntil !== undefined) {
       this.forget(waiter);
-      return { key: waiter.key, token: waiter.token };
+      return untaken(waiter);
     }
     waiter.granted = { fence, sentAt };
     this.watches.get(waiter.token)?.wake();
@@ -95,18 +102,18 @@ export class PermitGrants {
 
   /**
    * `token`'s request failed without a reply, or so did its giving up of its place: a release may grant it a
-   * permit later, or did already. Returns `true` when one was granted already (to give back); a later one is
-   * given back when its notice comes (see `arrived`), until it would have ended by its ttl.
+   * permit later, or did already. Returns the one granted already (to give back); a later one is given back
+   * when its notice comes (see `arrived`), until it would have ended by its ttl.
    */
-  withdraw(token: string): boolean {
+  withdraw(token: string): UntakenGrant | undefined {
     const waiter = this.waiters.get(token);
-    if (!waiter) return false;
+    if (!waiter) return undefined;
     if (waiter.granted) {
       this.forget(waiter);
-      return true;
+      return untaken(waiter);
     }
     waiter.withdrawnUntil = performance.now() + 2 * waiter.ttl;
-    return false;
+    return undefined;
   }
 
   private forget(waiter: Waiter): void {
@@ -119,4 +126,8 @@ export class PermitGrants {
       if (waiter.withdrawnUntil !== undefined && waiter.withdrawnUntil < now) this.forget(waiter);
     }
   }
+}
+
+function untaken({ key, token, ttl }: Waiter): UntakenGrant {
+  return { key, token, ttl };
 }

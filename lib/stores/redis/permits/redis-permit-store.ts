@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { newOwnerId } from '../../../utils/owner-id.js';
+import { retryUntil } from '../../../utils/retry-until.js';
 import { isOne } from '../client/reply.js';
 import type { RedisClientPort } from '../client/redis-client-port.js';
 import type { LockStoreError } from '../../../errors/lock-store.error.js';
@@ -29,7 +29,7 @@ import { runScript, runScriptBatch } from '../script-runner.js';
 import { isWrongType, redisStoreError } from '../store-error.js';
 import { unreachableServer } from '../connection-failure.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
-import { PermitGrants } from './permit-grants.js';
+import { PermitGrants, type UntakenGrant } from './permit-grants.js';
 import { permitWrongTypeError } from './permit-wrong-type.js';
 import { ownChannel } from '../line/line-protocol.js';
 import {
@@ -139,7 +139,7 @@ export class RedisPermitStore implements PermitStore {
         runScript(this.client, PERMIT_ACQUIRE, permitScriptKeys(keys), args),
       );
     } catch (error) {
-      if (version && this.grants.withdraw(request.token)) this.giveBack(request.key, request.token);
+      if (version) this.giveBack(this.grants.withdraw(request.token));
       throw error;
     }
     const [outcome, value, ahead] = reply as [number, number | string, number];
@@ -182,7 +182,7 @@ export class RedisPermitStore implements PermitStore {
       );
     } catch (error) {
       // the script would have ended a permit a release granted the place: such a grant is given back instead
-      if (this.grants.withdraw(token)) this.giveBack(key, token);
+      this.giveBack(this.grants.withdraw(token));
       throw error;
     }
     this.grants.spent(token);
@@ -291,27 +291,22 @@ export class RedisPermitStore implements PermitStore {
    * alone (never the channel's every watch); a grant nobody here will take is given back.
    */
   private grantArrived(version: number, fence: number): boolean {
-    const untaken = this.grants.arrived(version, fence);
-    if (untaken) this.giveBack(untaken.key, untaken.token);
+    this.giveBack(this.grants.arrived(version, fence));
     return false;
   }
 
   /**
    * Releases a permit granted to a request whose reply was lost, so that it passes to the next in line at once;
-   * again after a store error while the permit could still be alive.
+   * again after a store error while the permit could still be alive (its token never asks again).
    */
-  private giveBack(key: string, token: string): void {
-    const call = (async () => {
-      for (let delay = 20; delay <= 500; delay *= 2) {
-        try {
-          await this.release(key, token);
-          return;
-        } catch {
-          if (this.closed) return;
-          await sleep(delay);
-        }
-      }
-    })();
+  private giveBack(grant: UntakenGrant | undefined): void {
+    if (!grant) return;
+    const { key, token, ttl } = grant;
+    const call = retryUntil(
+      () => this.release(key, token),
+      performance.now() + ttl,
+      () => this.closed,
+    );
     this.givingBack.add(call);
     void call.finally(() => this.givingBack.delete(call));
   }
