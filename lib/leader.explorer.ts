@@ -1,18 +1,10 @@
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { LeaderMethod } from './decorators/leader.decorator.js';
 import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import type { Leadership } from './leadership/leadership.js';
 import type { LeadershipHandle } from './leadership/leadership-handle.js';
 import { LEADER_METADATA } from './lock.constants.js';
-import type { CheckedModuleOptions } from './lock.module-options.js';
-import { LOCK_CHECKED_OPTIONS } from './lock-store.provider.js';
 import { LockService } from './lock.service.js';
 
 /** One `@Leader` method found at bootstrap, with the instance it runs on. */
@@ -24,7 +16,7 @@ interface FoundLeader {
 
 /**
  * Starts a campaign for each `@Leader` name at bootstrap, once every module is initialised, and resigns them
- * when the application closes, before its providers are destroyed. Fails the bootstrap with a
+ * when the application closes (the lock service's shutdown), before its providers are destroyed. Fails the bootstrap with a
  * `LockConfigurationError` for a `@Leader` method that is not a provider's (a controller's, or a request-scoped
  * or transient provider's, which have no one instance to run on), and for a name that two methods give
  * different options.
@@ -38,7 +30,6 @@ export class LeaderExplorer implements OnModuleInit, OnApplicationBootstrap, OnM
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly service: LockService,
-    @Inject(LOCK_CHECKED_OPTIONS) private readonly options: CheckedModuleOptions,
   ) {}
 
   /** Finds and checks every `@Leader` method. */
@@ -80,18 +71,14 @@ export class LeaderExplorer implements OnModuleInit, OnApplicationBootstrap, OnM
   }
 
   /**
-   * Resigns every leadership before the providers its methods use are destroyed: their signals abort, and the
-   * shutdown waits for them to return, up to the module's `drainTimeout` (the lock service's own shutdown then
-   * keeps the lease of one that did not until it does).
+   * Starts the lock service's shutdown before the providers the leaders' methods use are destroyed: from now on
+   * every acquisition is refused (503 over HTTP), each term's signal aborts (cause `shutdown`), and this waits
+   * for the methods to return and every holder to let go, within the one `drainTimeout`. Waiting here for the
+   * leaders alone would let requests take locks meanwhile, and make the shutdown last twice the drain.
    */
   async onModuleDestroy(): Promise<void> {
-    const stops = Promise.all(this.handles.splice(0).map((handle) => handle.stop()));
-    let timer: NodeJS.Timeout | undefined;
-    const drained = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.options.drainTimeout);
-    });
-    await Promise.race([stops, drained]);
-    clearTimeout(timer);
+    if (this.handles.splice(0).length === 0) return;
+    await this.service.close();
   }
 
   /** Every `@Leader` method of the application's providers; a controller's is refused. */

@@ -88,6 +88,40 @@ describe('@Leader in a Nest application', () => {
     expect(handOver).toBeLessThan(1000);
   });
 
+  it('refuses new locks from the start of app.close(), and drains leaders and holders within one drainTimeout', async () => {
+    let aborted = 0;
+    @Injectable()
+    class SlowRelay {
+      @Leader('slow-relay', { ttl: '2s' })
+      async relay({ signal }: Leadership): Promise<void> {
+        log.push('leads');
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        aborted = performance.now();
+        // ignores its signal for longer than the drain: the shutdown may not wait for it twice
+        await sleep(6000, undefined, { ref: false });
+      }
+    }
+    @Module({
+      imports: [LockModule.forRoot({ redis: testRedisUrl(), keyPrefix: uniquePrefix(), drainTimeout: '2s' })],
+      providers: [SlowRelay],
+    })
+    class AppModule {}
+    const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+    await until(() => log.length === 1);
+    const locks = app.get(LockService);
+
+    const closedAt = performance.now();
+    const closing = app.close();
+    await until(() => aborted > 0);
+    // a request served while the leader winds down would take a lock past the moment the deploy began
+    await expect(locks.acquire('order:1')).rejects.toThrow(/shutting down/);
+    await closing;
+    const took = performance.now() - closedAt;
+    expect(took).toBeGreaterThanOrEqual(1900);
+    // the leader's drain and the holders' drain are one: twice the drain would be 4 s
+    expect(took).toBeLessThan(3500);
+  });
+
   it('refuses at bootstrap a @Leader method of a controller', async () => {
     @Controller()
     class StatusController {
