@@ -17,6 +17,7 @@ import { LeaseRenewer } from './lease-renewer.js';
 import type { LocalQueue } from './waiting/local-queue.js';
 import { clockDrift, Lock, type LeaseController } from './lock.js';
 import type { ShutdownGate } from './shutdown-gate.js';
+import { retryUntil } from '../utils/retry-until.js';
 
 /** What a lease book works with; its manager owns each part and shares the queues and the gate with its acquirer. */
 export interface LeaseBookParts {
@@ -154,6 +155,7 @@ export class LeaseBook implements LeaseController {
     try {
       released = await this.endInStore(lock, ending);
     } catch (error) {
+      if (ending.way !== 'keep') this.retryRelease(lock);
       throw this.releaseFailed(lock, error);
     } finally {
       this.shutdown.leave();
@@ -263,6 +265,19 @@ export class LeaseBook implements LeaseController {
    * A release the store could not be told of: a `store-error`, and then the lease's `released` all the same
    * (its holder let go, and the lease ends by its ttl), so that it still ends with one terminal event.
    */
+  /**
+   * Tries a failed release again in the background, token-checked, until the lease would have ended anyway: a
+   * store that is back after a blip (a database restart, a dropped connection) frees the key at once, not at
+   * the end of the ttl. Stops when the shutdown begins (the store is about to close; the lease ends by its ttl).
+   */
+  private retryRelease(lock: Lock): void {
+    void retryUntil(
+      () => this.store.release(lock.key, lock.token),
+      lock.validUntil,
+      () => this.shutdown.begun,
+    );
+  }
+
   private releaseFailed(lock: Lock, error: unknown): LockStoreError {
     const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
     this.observer.storeError('release', lock.key, failure, lock);

@@ -340,7 +340,7 @@ describe('store-error events and logging', () => {
     await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
     expect(names(seen)).toEqual(['acquired', 'store-error', 'released']);
     expect(seen[1].event).toMatchObject({ operation: 'release', key: 'k' });
-    expect(lines.error).toEqual([expect.stringMatching(/the lease will end by its TTL/)]);
+    expect(lines.error).toEqual([expect.stringMatching(/retrying until the lease would have ended by its TTL/)]);
   });
 
   it('fires store-error for each failed renewal, then lost with store-unreachable, and logs errors at most once per interval', async () => {

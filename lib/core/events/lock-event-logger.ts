@@ -12,7 +12,7 @@ const AFTER_STORE_ERROR: Record<LockStoreOperation, string> = {
   acquire: '',
   extend: '',
   renew: "; retrying until the lease's validity runs out",
-  release: '; the lease will end by its TTL',
+  release: '; retrying until the lease would have ended by its TTL',
   inspect: '',
 };
 

@@ -1,0 +1,57 @@
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { LockManager } from '../../lib/core/lock-manager.js';
+import { LockStoreError } from '../../lib/errors/lock-store.error.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+
+/**
+ * A release that fails because the store cannot be reached right then (a restart, a dropped connection) is
+ * tried again until the lease would have ended: the key is free soon after the store is back, not at the
+ * end of the ttl.
+ */
+describe('a release that failed during an outage', () => {
+  let proxy: FaultProxy;
+  let cut: Redis;
+  const managers: LockManager[] = [];
+
+  beforeEach(async () => {
+    proxy = await startFaultProxy(testRedisUrl());
+    cut = new Redis(proxy.url);
+  });
+
+  afterEach(async () => {
+    await Promise.all(managers.splice(0).map((manager) => manager.close()));
+    cut.disconnect();
+    await proxy.close();
+  });
+
+  function manager(client: Redis, keyPrefix: string): LockManager {
+    const created = new LockManager({ store: new RedisLockStore({ client, keyPrefix, ownsClient: client !== cut }) });
+    managers.push(created);
+    return created;
+  }
+
+  it('is tried again once the store is back, so the key is free long before its ttl', async () => {
+    const keyPrefix = uniquePrefix();
+    const holder = manager(cut, keyPrefix);
+    const other = manager(new Redis(testRedisUrl()), keyPrefix);
+    const lock = await holder.acquire('stock:1', { ttl: 30_000 });
+
+    // the holder's process loses the server as it releases; its commands fail at once meanwhile
+    cut.options.enableOfflineQueue = false;
+    await proxy.refuse(true);
+    proxy.cutAll();
+    await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    expect(await other.tryAcquire('stock:1')).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await proxy.refuse(false);
+
+    // the client reconnects by its own backoff, then the release goes through; left to its ttl: 30 s
+    const healed = performance.now();
+    const next = await other.acquire('stock:1', { wait: 10_000, retry: { minDelay: 50, maxDelay: 100 } });
+    expect(performance.now() - healed).toBeLessThan(10_000);
+    await next.release();
+  });
+});
