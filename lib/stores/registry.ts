@@ -75,12 +75,21 @@ function familyWhere(matches: (family: StoreFamily) => boolean, what: string): S
   return family;
 }
 
+/** The environment variable an example reads a store option from, as teams commonly name it. */
+const EXAMPLE_VARIABLE: Record<string, string> = {
+  redis: 'REDIS_URL',
+  postgres: 'DATABASE_URL',
+  etcd: 'ETCD_HOSTS',
+  redlock: 'REDIS_URLS',
+};
+
 function emptyStoreOption(option: string, expects: string | undefined, value: unknown): LockConfigurationError {
+  const variable = EXAMPLE_VARIABLE[option] ?? `${option.toUpperCase()}_URL`;
   return new LockConfigurationError(
     option,
     value,
     `expected ${expects}. An empty "${option}" is most often an unset environment variable ` +
-      `(e.g. ${option}: config.get('REDIS_URL')): fail fast when it is missing, or leave "${option}" out to keep ` +
+      `(e.g. ${option}: config.get('${variable}')): fail fast when it is missing, or leave "${option}" out to keep ` +
       'locks in this process on purpose (MemoryLockStore)',
   );
 }

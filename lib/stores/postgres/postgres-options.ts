@@ -70,14 +70,11 @@ export function resolvePostgresOptions(options: PostgresLockStoreOptions): Resol
     expected: "expected 'postgres://user:password@host:5432/db', a pg.Pool, or { connectionString, table? }",
   });
   const { connectionString, pool, directUrl } = options as Record<string, unknown>;
-  if ((connectionString === undefined) === (pool === undefined)) {
-    throw new LockConfigurationError(
-      'postgres',
-      undefined,
-      connectionString === undefined
-        ? 'expected { connectionString } or { pool }'
-        : 'give "connectionString" or "pool", not both',
-    );
+  if (connectionString === undefined && pool === undefined) {
+    throw new LockConfigurationError('postgres', options, 'expected { connectionString } or { pool }');
+  }
+  if (connectionString !== undefined && pool !== undefined) {
+    throw new LockConfigurationError('postgres.pool', pool, 'give "connectionString" or "pool", not both');
   }
   if (connectionString !== undefined) checkUrl('postgres.connectionString', connectionString);
   if (directUrl !== undefined) checkUrl('postgres.directUrl', directUrl);

@@ -47,6 +47,11 @@ describe('LockModule options with postgres', () => {
     ['its own keyPrefix', { postgres: { connectionString: 'postgres://a/b', keyPrefix: 'x:' } }, 'postgres.keyPrefix'],
     ['an unknown postgres option', { postgres: { connectionString: 'postgres://a/b', tabel: 'x' } }, 'postgres.tabel'],
     ['neither a URL nor a pool', { postgres: { table: 'locks' } }, 'postgres'],
+    [
+      'both a URL and a pool',
+      { postgres: { connectionString: 'postgres://a/b', pool: new pg.Pool({ connectionString: 'postgres://a/b' }) } },
+      'postgres.pool',
+    ],
     ['a URL of another scheme', { postgres: 'mysql://a/b' }, 'postgres.connectionString'],
     [
       'a table name SQL would need to quote',
@@ -73,6 +78,10 @@ describe('LockModule options with postgres', () => {
     expect(refusal({ postgres: 'postgres://a/b', maxKeyLength: 1995 })).toBeUndefined();
     expect(refusal({ postgres: 'postgres://a/b', keyPrefix: 'app:', maxKeyLength: 1996 })).toBeUndefined();
     expect(refusal({ postgres: 'postgres://a/b', maxKeyLength: 1996 })?.message).toMatch(/at most 1995 here/);
+  });
+
+  it('suggests where an empty postgres option came from with the variable teams name its URL', () => {
+    expect(refusal({ postgres: '' })?.message).toContain("postgres: config.get('DATABASE_URL')");
   });
 
   it('never shows the password of a URL it refuses', () => {
