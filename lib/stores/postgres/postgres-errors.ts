@@ -38,6 +38,12 @@ export function pgFailure(error: unknown): string | undefined {
   return undefined;
 }
 
+/** Whether `error` is the server's answer to a statement (it has a SQLSTATE of a class other than connection). */
+export function isServerAnswer(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
+}
+
 /**
  * The `LockStoreError` of the Postgres store for `operation` on `key` at `target` (`host:port/database`). A
  * `pg` error's `detail` and `where` may quote a row (a key), so only its SQLSTATE and words of ours are shown.
@@ -51,7 +57,9 @@ export function postgresStoreError(
   if (error instanceof LockStoreError || error instanceof LockConfigurationError) return error;
   const failure = pgFailure(error);
   const detail = `PostgreSQL at ${target}: ${failure ?? 'failed'}`;
-  const keyed = error instanceof Error ? `PostgreSQL at ${target}: ${error.message}` : undefined;
+  // a network failure in the module's words (as Redis's): pg's own text repeats the address
+  const keyed =
+    error instanceof Error && !isNetworkError(error) ? `PostgreSQL at ${target}: ${error.message}` : undefined;
   return new LockStoreError(operation, key, scrubbed(error), detail, keyed);
 }
 

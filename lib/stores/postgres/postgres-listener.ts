@@ -82,6 +82,9 @@ export class PostgresListener {
     }
   }
 
+  /** Why the LISTEN connection last failed to open, if it did (for the startup warning). */
+  lastFailure?: unknown;
+
   /** Whether the LISTEN connection is up now (or comes up). */
   async ready(): Promise<boolean> {
     return (await this.connected()) !== undefined;
@@ -125,8 +128,10 @@ export class PostgresListener {
       this.reconnectDelay = RECONNECT_FIRST;
       // what was released while no connection listened is unknown: every waiter asks again
       this.wakeAll();
+      this.lastFailure = undefined;
       return client;
-    } catch {
+    } catch (error) {
+      this.lastFailure = error;
       if (client) {
         client.removeAllListeners();
         client.on('error', () => undefined);

@@ -15,7 +15,7 @@ import { PostgresListener } from './postgres-listener.js';
 import { PostgresListing } from './postgres-listing.js';
 import { PostgresPermits } from './postgres-permits.js';
 import { PostgresRecords } from './postgres-records.js';
-import { postgresStoreError } from './postgres-errors.js';
+import { isServerAnswer, pgFailure, postgresStoreError } from './postgres-errors.js';
 import {
   resolvePostgresOptions,
   type PostgresLockStoreOptions,
@@ -264,7 +264,7 @@ export class PostgresLockStore implements LockStore {
    * @throws LockStoreError naming the server (`host:port/database`, never the password) and the cause
    */
   async verify(): Promise<LockStoreVerification> {
-    const pool = await this.run('reach', undefined, async (pool) => {
+    const pool = await this.run('connect', undefined, async (pool) => {
       await pool.query('SELECT 1');
       return pool;
     });
@@ -273,16 +273,22 @@ export class PostgresLockStore implements LockStore {
     const listening = this.options.directUrl ?? this.options.connectionString;
     const where = listening === undefined ? this.target : describeTarget(listening);
     if (!(await this.listener.ready())) {
+      const failure = this.listener.lastFailure;
+      const why = pgFailure(failure) ?? (failure instanceof Error ? failure.message : 'failed');
       warnings.push(
-        `The Postgres store could not open its LISTEN connection to ${where}: waiters poll (each sleep bounded ` +
-          "by the holder's lease) until it connects.",
+        `The Postgres store could not open its LISTEN connection to ${where} (${why}): waiters poll (each ` +
+          "sleep bounded by the holder's lease) until it connects.",
       );
     } else if (!(await this.listener.hears((notice) => this.notify(pool, notice), PROBE_TIMEOUT))) {
       this.listener.polling = true;
+      const advice =
+        this.options.directUrl === undefined
+          ? 'Set "directUrl" to PostgreSQL itself for wake-ups'
+          : '"directUrl" leads to such a pooler too: point it at PostgreSQL itself for wake-ups';
       warnings.push(
         `The Postgres store's LISTEN connection to ${where} heard no NOTIFY sent through the pool: a pooler in ` +
-          'transaction mode (PgBouncer) keeps no session. Set "directUrl" to PostgreSQL itself for wake-ups; ' +
-          "until then waiters poll, each sleep bounded by the holder's lease.",
+          `transaction mode (PgBouncer) keeps no session. ${advice}; until then waiters poll, each sleep ` +
+          "bounded by the holder's lease.",
       );
     }
     return { warnings };
@@ -368,12 +374,16 @@ export class PostgresLockStore implements LockStore {
     command: (pool: PostgresPoolLike) => Promise<T>,
   ): Promise<T> {
     if (this.closed) throw postgresStoreError(operation, key, this.target, new Error('the Postgres store is closed'));
+    let stage = operation;
     try {
       const pool = await this.pool;
+      stage = 'create its tables';
       await this.ensureTables(pool);
+      stage = operation;
       return await command(pool);
     } catch (error) {
-      throw postgresStoreError(operation, key, this.target, error);
+      // the tables' creation is named only when the server answered it: else the operation could not run
+      throw postgresStoreError(isServerAnswer(error) ? stage : operation, key, this.target, error);
     }
   }
 

@@ -39,8 +39,9 @@ describe('PostgresLockStore startup checks', () => {
     const port = await freePort();
     const error = await failure(storeOf({ connectionString: `postgres://app:S3cr3t@127.0.0.1:${port}/orders` }));
     expect(error).toBeInstanceOf(LockStoreError);
-    expect((error as Error).message).toContain(`PostgreSQL at 127.0.0.1:${port}/orders`);
-    expect((error as Error).message).toContain('ECONNREFUSED');
+    expect((error as Error).message).toBe(
+      `Lock store failed to connect: PostgreSQL at 127.0.0.1:${port}/orders: connection refused (ECONNREFUSED)`,
+    );
     expect(JSON.stringify(error) + String((error as Error).stack)).not.toContain('S3cr3t');
   });
 
@@ -84,6 +85,17 @@ describe('PostgresLockStore startup checks', () => {
     await admin.query('ALTER TABLE reshaped.nestjs_lock ALTER COLUMN fence TYPE integer');
     const error = await failure(storeOf({ connectionString: server.url, schema: 'reshaped' }));
     expect((error as Error).message).toContain('column "fence" is integer, expected bigint');
+  });
+
+  it('names the creation of the tables, not the connection, when the role may not create them', async () => {
+    await admin.query('CREATE SCHEMA closed');
+    await admin.query('CREATE ROLE visitor LOGIN');
+    await admin.query('GRANT USAGE ON SCHEMA closed TO visitor');
+    const url = server.url.replace('postgres@', 'visitor@');
+    const error = await failure(storeOf({ connectionString: url, schema: 'closed' }));
+    expect((error as Error).message).toMatch(
+      /^Lock store failed to create its tables: PostgreSQL at .*: permission denied for schema closed$/,
+    );
   });
 
   it('refuses a role that may read the tables but not write them', async () => {

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LockManager } from '../../../lib/core/lock-manager.js';
 import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
 import { startPgBouncer, type PgBouncerHandle } from '../../support/pgbouncer-server.js';
+import { freePort } from '../../support/redis-server.js';
 import { startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
 import { uniquePrefix } from '../../support/stores.js';
 
@@ -89,6 +90,19 @@ describe('PostgresLockStore behind PgBouncer in transaction mode', () => {
     await sleep(100);
     await lock.release();
     await (await waiting).release();
+  });
+
+  it('says when directUrl leads to the pooler too, and why a LISTEN connection could not open', async () => {
+    const keyPrefix = uniquePrefix();
+    const throughPooler = storeOf({ connectionString: bouncer.url, directUrl: bouncer.url, keyPrefix });
+    expect((await throughPooler.verify()).warnings).toEqual([
+      expect.stringContaining('"directUrl" leads to such a pooler too: point it at PostgreSQL itself'),
+    ]);
+    const nowhere = `postgres://app:S3cr3t@127.0.0.1:${await freePort()}/postgres`;
+    const unreachable = storeOf({ connectionString: bouncer.url, directUrl: nowhere, keyPrefix });
+    const { warnings } = await unreachable.verify();
+    expect(warnings).toEqual([expect.stringContaining('(connection refused (ECONNREFUSED)): waiters poll')]);
+    expect(warnings.join()).not.toContain('S3cr3t');
   });
 
   it('keeps, refuses a second keep of, reads and deletes response records through the pooler', async () => {
