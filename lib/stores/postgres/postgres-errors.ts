@@ -31,6 +31,10 @@ export function pgFailure(error: unknown): string | undefined {
   }
   if (isNetworkError(error)) return describeFailureKind(String(code));
   const message = error instanceof Error ? error.message : '';
+  // pg-pool's words when connectionTimeoutMillis passed before the pool had a connection to give
+  if (/timeout exceeded when trying to connect/i.test(message)) {
+    return 'no connection of the pool came free in time (connectionTimeoutMillis): a busy pool, or a server slow to accept';
+  }
   if (/timeout|timed out/i.test(message)) return 'no answer in time (timeout)';
   if (/Connection terminated|Client has encountered a connection error|not queryable/i.test(message)) {
     return 'connection lost';

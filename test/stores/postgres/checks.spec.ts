@@ -45,6 +45,25 @@ describe('PostgresLockStore startup checks', () => {
     expect(JSON.stringify(error) + String((error as Error).stack)).not.toContain('S3cr3t');
   });
 
+  it('says that the pool had no free connection when busy work holds all of them', async () => {
+    const pool = new pg.Pool({ connectionString: server.url, max: 1, connectionTimeoutMillis: 300 });
+    const store = storeOf({ pool, keyPrefix: uniquePrefix() });
+    await store.verify();
+    const busy = await pool.connect();
+    try {
+      const error = await store.acquire({ key: 'k', token: 'a'.repeat(32), ttl: 5000, fencing: false }).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toBeInstanceOf(LockStoreError);
+      expect((error as Error).message).toContain('no connection of the pool came free in time');
+    } finally {
+      busy.release();
+      await store.close();
+      await pool.end();
+    }
+  });
+
   it('names a key too long for the index by its cause, never quoting the key', async () => {
     const store = storeOf({ connectionString: server.url, keyPrefix: uniquePrefix() });
     await store.verify();
