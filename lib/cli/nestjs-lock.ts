@@ -62,6 +62,14 @@ async function main(argv: string[]): Promise<number> {
     if (command === 'ls') {
       const { locks } = await listLocks(store, { ...prefix, limit: MAX_LIST_LIMIT });
       process.stdout.write(values.json ? `${JSON.stringify({ locks })}\n` : lockLines(locks));
+      // on stderr, so that scripts reading stdout see no line: the most common cause is another key prefix
+      if (locks.length === 0 && !values.json) {
+        process.stderr.write(
+          `No lock is held under the key prefix ${JSON.stringify(values['key-prefix'])}` +
+            `${values.prefix ? ` and ${JSON.stringify(values.prefix)}` : ''}; ` +
+            "give --key-prefix with your module's keyPrefix.\n",
+        );
+      }
       return EXIT.ok;
     }
     if (command === 'inspect') {

@@ -131,6 +131,11 @@ describe.each(targets)('the nestjs-lock CLI against $name', (target) => {
     const text = await run(['ls', ...common]);
     expect(text.stdout.split('\t').slice(0, 2)).toEqual(['job:nightly', 'mutex']);
 
+    expect(text.stderr).toBe('');
+    const elsewhere = await run(['ls', ...(await target.flags()), '--key-prefix', 'elsewhere:']);
+    expect([elsewhere.code, elsewhere.stdout]).toEqual([0, '']);
+    expect(elsewhere.stderr).toContain('No lock is held under the key prefix "elsewhere:"; give --key-prefix');
+
     const inspect = await run(['inspect', 'job:nightly', ...common]);
     expect(inspect.code).toBe(0);
     expect(JSON.parse(inspect.stdout)).toMatchObject({ key: 'job:nightly', kind: 'mutex', fence: lock.fence });
