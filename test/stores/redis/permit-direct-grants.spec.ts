@@ -69,6 +69,23 @@ function within(heard: Promise<boolean>, ms: number): Promise<boolean | 'asleep'
   return Promise.race([heard, sleep(ms, undefined, { ref: false }).then(() => 'asleep' as const)]);
 }
 
+/**
+ * A permit of limit 1 released while two waiters of two processes stand in line: the release grants it to the
+ * first (`leaving`, whose watch has woken); the second (`next`) still sleeps on `bWakes`.
+ */
+async function grantedToFirstOfTwo(leaving: RedisPermitStore) {
+  const [releaser, next] = [process(), process()];
+  const holder = permit(1);
+  await releaser.acquire(holder);
+  const a = await waiter(leaving, 0);
+  const b = await waiter(next, 1);
+  const aWakes = a.watch.next(60_000);
+  const bWakes = b.watch.next(60_000);
+  await releaser.release('direct', holder.token);
+  expect(await within(aWakes, HEARD_WITHIN)).toBe(true);
+  return { releaser, leaving, next, a, b, bWakes };
+}
+
 describe('RedisPermitStore direct grants', () => {
   it('grants a freed permit to the first in line in the release itself and wakes that waiter alone', async () => {
     const [releaser, first, second] = [process(), process(), process()];
@@ -113,15 +130,7 @@ describe('RedisPermitStore direct grants', () => {
   });
 
   it('ends the permit granted to a waiter that gives up its place before taking it', async () => {
-    const [releaser, leaving, next] = [process(), process(), process()];
-    const holder = permit(1);
-    await releaser.acquire(holder);
-    const a = await waiter(leaving, 0);
-    const b = await waiter(next, 1);
-    const aWakes = a.watch.next(60_000);
-    const bWakes = b.watch.next(60_000);
-    await releaser.release('direct', holder.token);
-    expect(await within(aWakes, HEARD_WITHIN)).toBe(true);
+    const { releaser, leaving, next, a, b, bWakes } = await grantedToFirstOfTwo(process());
     // its wait ended meanwhile: it leaves, and the permit a release granted it passes on
     await leaving.leaveLine('direct', a.request.token);
     expect(leaving.takeGrant('direct', a.request.token)).toBeUndefined();
@@ -147,15 +156,7 @@ describe('RedisPermitStore direct grants', () => {
     const proxy = await startFaultProxy(server.url);
     cleanups.push(() => proxy.close());
     const cut = new Redis(proxy.url);
-    const [releaser, leaving, next] = [process(), process(cut), process()];
-    const holder = permit(1);
-    await releaser.acquire(holder);
-    const a = await waiter(leaving, 0);
-    const b = await waiter(next, 1);
-    const aWakes = a.watch.next(60_000);
-    const bWakes = b.watch.next(60_000);
-    await releaser.release('direct', holder.token);
-    expect(await within(aWakes, HEARD_WITHIN)).toBe(true);
+    const { releaser, leaving, next, a, b, bWakes } = await grantedToFirstOfTwo(process(cut));
     // the waiter's wait ends while its process cannot reach the server: its leaving fails, so its store
     // gives the granted permit back, token-checked, and keeps trying for as long as the outage lasts (its
     // commands fail at once meanwhile, as the store's own client's fail by their deadline)
