@@ -16,10 +16,10 @@ interface FoundLeader {
 
 /**
  * Starts a campaign for each `@Leader` name at bootstrap, once every module is initialised, and resigns them
- * when the application closes (the lock service's shutdown), before its providers are destroyed. Fails the bootstrap with a
- * `LockConfigurationError` for a `@Leader` method that is not a provider's (a controller's, or a request-scoped
- * or transient provider's, which have no one instance to run on), and for a name that two methods give
- * different options.
+ * when the application closes (the lock service's shutdown), before its providers are destroyed. Fails the
+ * bootstrap with a `LockConfigurationError` for a `@Leader` method that is not a provider's (a controller's,
+ * or a request-scoped or transient provider's, which have no one instance to run on), and for a name that two
+ * methods give different options.
  */
 @Injectable()
 export class LeaderExplorer implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {

@@ -262,10 +262,6 @@ export class LeaseBook implements LeaseController {
   }
 
   /**
-   * A release the store could not be told of: a `store-error`, and then the lease's `released` all the same
-   * (its holder let go, and the lease ends by its ttl), so that it still ends with one terminal event.
-   */
-  /**
    * Tries a failed release again in the background, token-checked, until the lease would have ended anyway: a
    * store that is back after a blip (a database restart, a dropped connection) frees the key at once, not at
    * the end of the ttl. Stops when the shutdown begins (the store is about to close; the lease ends by its ttl).
@@ -278,6 +274,11 @@ export class LeaseBook implements LeaseController {
     );
   }
 
+  /**
+   * A release the store could not be told of: a `store-error`, and then the lease's `released` all the same
+   * (its holder let go, and the lease ends by a retried release or its ttl), so that it still ends with one
+   * terminal event.
+   */
   private releaseFailed(lock: Lock, error: unknown): LockStoreError {
     const failure = error instanceof LockStoreError ? error : new LockStoreError('release', lock.key, error);
     this.observer.storeError('release', lock.key, failure, lock);
