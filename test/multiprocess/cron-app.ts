@@ -16,8 +16,9 @@ const CRON = ETCD_HOSTS ? '*/4 * * * * *' : '* * * * * *';
 const HOLD = ETCD_HOSTS ? '2s' : '600ms';
 const DATA = Symbol('DATA');
 
+/** Records when a run began (ms since the epoch) and where. */
 async function record(data: Redis): Promise<void> {
-  await data.rpush(RUNS_KEY, `${Math.floor(Date.now() / 1000)}:${INSTANCE}`);
+  await data.rpush(RUNS_KEY, `${Date.now()}:${INSTANCE}`);
 }
 
 @Injectable()
