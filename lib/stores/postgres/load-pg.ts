@@ -12,7 +12,10 @@ export interface PgListenClient extends PostgresClientLike {
 
 /** The constructors of node-postgres that the store uses. */
 export interface PgModule {
-  readonly Pool: new (config: object) => PostgresPoolLike & { on(event: 'error', listener: () => void): void };
+  readonly Pool: new (config: object) => PostgresPoolLike & {
+    on(event: 'error', listener: () => void): void;
+    on(event: 'connect', listener: (client: { on(event: 'error', listener: () => void): void }) => void): void;
+  };
   readonly Client: new (config: object) => PgListenClient;
 }
 

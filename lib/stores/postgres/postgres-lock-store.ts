@@ -16,6 +16,7 @@ import { PostgresListing } from './postgres-listing.js';
 import { PostgresPermits } from './postgres-permits.js';
 import { PostgresRecords } from './postgres-records.js';
 import { isServerAnswer, pgFailure, postgresStoreError } from './postgres-errors.js';
+import { withPooledClient } from './pooled-client.js';
 import {
   resolvePostgresOptions,
   type PostgresLockStoreOptions,
@@ -333,19 +334,7 @@ export class PostgresLockStore implements LockStore {
     key: string | undefined,
     work: (client: PostgresClientLike) => Promise<T>,
   ): Promise<T> {
-    return this.run(operation, key, async (pool) => {
-      const client = await pool.connect();
-      let failed: unknown;
-      try {
-        return await work(client);
-      } catch (error) {
-        failed = error;
-        throw error;
-      } finally {
-        // a connection that failed mid-transaction may be broken: the pool drops it
-        client.release(failed instanceof Error ? failed : undefined);
-      }
-    });
+    return this.run(operation, key, (pool) => withPooledClient(pool, work));
   }
 
   /** Runs `work` in one transaction on a pooled connection once the tables are there; failures as `run`'s. */
@@ -409,5 +398,8 @@ function ownPool(pg: PgModule, connectionString: string): PostgresPoolLike {
   });
   // a pooled connection the server ended (restart, pg_terminate_backend) is dropped; the next query opens one
   pool.on('error', () => undefined);
+  // and one ended as it is handed out (its goodbye read with the reply that made it ready), before the code it
+  // goes to can listen: pg would raise that as an uncaught error, ending the process
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }

@@ -1,6 +1,7 @@
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import type { PostgresPoolLike } from '../../interfaces/postgres-store-options.interface.js';
 import { advisoryLockId } from './advisory-lock-id.js';
+import { withPooledClient } from './pooled-client.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { ADVISORY_XACT_LOCK_SQL } from './sql/advisory.sql.js';
 import { COLUMNS_SQL, expectedColumns, PRIVILEGES_SQL, schemaDdl } from './sql/schema.sql.js';
@@ -11,20 +12,17 @@ import { COLUMNS_SQL, expectedColumns, PRIVILEGES_SQL, schemaDdl } from './sql/s
  * EXISTS` of one name can fail on the catalog's unique index), and the later ones find the tables there.
  */
 export async function createTables(pool: PostgresPoolLike, tables: PostgresTables): Promise<void> {
-  const client = await pool.connect();
-  let failed: unknown;
-  try {
+  await withPooledClient(pool, async (client) => {
     await client.query('BEGIN');
-    await client.query(ADVISORY_XACT_LOCK_SQL, [advisoryLockId(`ddl:${tables.leases}`)]);
-    await client.query(schemaDdl(tables));
-    await client.query('COMMIT');
-  } catch (error) {
-    failed = error;
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release(failed instanceof Error ? failed : undefined);
-  }
+    try {
+      await client.query(ADVISORY_XACT_LOCK_SQL, [advisoryLockId(`ddl:${tables.leases}`)]);
+      await client.query(schemaDdl(tables));
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
 }
 
 /**
