@@ -3,7 +3,9 @@ import { Redis } from 'ioredis';
 import { LockManager } from '../../lib/core/lock-manager.js';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { storedToken } from '../support/stored-token.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 /**
@@ -52,6 +54,29 @@ describe('a release that failed during an outage', () => {
     const healed = performance.now();
     const next = await other.acquire('stock:1', { wait: 10_000, retry: { minDelay: 50, maxDelay: 100 } });
     expect(performance.now() - healed).toBeLessThan(10_000);
+    await next.release();
+  });
+
+  it('never ends the lease of the next holder, when the outage outlasts its own lease', async () => {
+    const keyPrefix = uniquePrefix();
+    const holder = manager(cut, keyPrefix);
+    const other = manager(new Redis(testRedisUrl()), keyPrefix);
+    const lock = await holder.acquire('stock:2', { ttl: 1000 });
+    cut.options.enableOfflineQueue = false;
+    await proxy.refuse(true);
+    proxy.cutAll();
+    await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    // the lease runs out during the outage and another process takes the key
+    const next = await other.acquire('stock:2', { ttl: 30_000, wait: 5000, retry: { minDelay: 50, maxDelay: 100 } });
+    await proxy.refuse(false);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const admin = new Redis(testRedisUrl());
+    try {
+      expect(storedToken(await admin.get(resourceKeys(keyPrefix, 'stock:2').lock))).toBe(next.token);
+    } finally {
+      await admin.quit();
+    }
+    expect(next.isHeld).toBe(true);
     await next.release();
   });
 });
