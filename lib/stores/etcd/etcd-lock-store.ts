@@ -27,6 +27,7 @@ import { EtcdReleaseWatcher } from './etcd-release-watcher.js';
 import { revokeLease } from './etcd-spare-lease.js';
 import type { WatchedRoom } from './etcd-watch-room.js';
 import { MIN_ETCD_TTL, resolveEtcdOptions, validateEtcdTtl, type EtcdLockStoreOptions } from './etcd-options.js';
+import { etcdFailure } from './etcd-failure.js';
 
 /** How long a resource stays watched after its last waiter (as the Redis store lingers on a channel). */
 const WATCH_LINGER = 2000;
@@ -215,7 +216,7 @@ export class EtcdLockStore implements LockStore {
    * @throws LockStoreError naming what failed
    */
   async verify(): Promise<void> {
-    await this.run('reach', undefined, async (client) => {
+    await this.run('connect', undefined, async (client) => {
       await client.maintenance.status();
       const probe = this.keysOf('__nestjs-lock:verify__').lock;
       await client.kv.txn(permissionProbeTxn(probe));
@@ -279,7 +280,7 @@ export class EtcdLockStore implements LockStore {
 
   private storeError(operation: string, key: string | undefined, error: unknown): LockStoreError {
     if (error instanceof LockStoreError) return error;
-    return new LockStoreError(operation, key, error);
+    return new LockStoreError(operation, key, error, etcdFailure(error));
   }
 }
 
