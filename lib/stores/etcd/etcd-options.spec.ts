@@ -73,6 +73,8 @@ describe('resolveEtcdOptions', () => {
     ['a client that is not an etcd3 client', { client: { kv: {} } }, 'etcd.client'],
     ['a timeout of 0', { hosts: 'a:1', timeout: 0 }, 'etcd.timeout'],
     ['a session TTL under etcd’s least lease', { hosts: 'a:1', sessionTtl: 1 }, 'etcd.sessionTtl'],
+    ['auth without a password', { hosts: 'a:1', auth: { username: 'root' } }, 'etcd.auth.password'],
+    ['auth without a username', { hosts: 'a:1', auth: { password: 'x' } }, 'etcd.auth.username'],
     ['a key prefix with a brace', { hosts: 'a:1', keyPrefix: 'x{' }, 'keyPrefix'],
   ])('refuses %s, naming the option', (_label, options, option) => {
     const error = (() => {
@@ -84,6 +86,20 @@ describe('resolveEtcdOptions', () => {
     })();
     expect(error).toBeInstanceOf(LockConfigurationError);
     expect((error as LockConfigurationError).option).toBe(option);
+  });
+
+  it('says what is wrong with auth and that sessionTtl counts seconds', () => {
+    const message = (options: object): string => {
+      try {
+        resolveEtcdOptions(options as never);
+      } catch (caught) {
+        return (caught as Error).message;
+      }
+      return '';
+    };
+    expect(message({ hosts: 'a:1', auth: { username: 'root' } })).toContain('the password is missing');
+    expect(message({ hosts: 'a:1', auth: { username: 'root', password: 12345678 } })).not.toContain('12345678');
+    expect(message({ hosts: 'a:1', sessionTtl: 5000 })).toContain('expected whole seconds from 2 to 3600');
   });
 
   it('refuses malformed credentials without showing the password', () => {

@@ -56,18 +56,7 @@ export function resolveEtcdOptions(options: EtcdLockStoreOptions): ResolvedEtcdO
     throw new LockConfigurationError('etcd.client', client, 'expected an etcd3 client (new Etcd3({ hosts }))');
   }
   const hosts = client === undefined ? validateHosts(options.hosts) : [];
-  if (options.auth !== undefined) {
-    const { auth } = options;
-    if (
-      typeof auth !== 'object' ||
-      auth === null ||
-      typeof auth.username !== 'string' ||
-      typeof auth.password !== 'string'
-    ) {
-      // the value is not shown: it may hold the password
-      throw new LockConfigurationError('etcd.auth', undefined, 'expected { username: string, password: string }');
-    }
-  }
+  if (options.auth !== undefined) checkAuth(options.auth);
   checkCredentials(options.credentials);
   return {
     hosts,
@@ -76,8 +65,33 @@ export function resolveEtcdOptions(options: EtcdLockStoreOptions): ResolvedEtcdO
     credentials: options.credentials,
     keyPrefix: validateKeyPrefix(options.keyPrefix ?? 'lock:'),
     timeout: validateInteger('etcd.timeout', options.timeout ?? 3000, 1, 600_000),
-    sessionTtl: validateInteger('etcd.sessionTtl', options.sessionTtl ?? 5, 2, 3600),
+    sessionTtl: validateSessionTtl(options.sessionTtl ?? 5),
   };
+}
+
+/** Checks `{ username, password }`, naming the part that is missing or wrong; a password is never shown. */
+function checkAuth(auth: unknown): void {
+  const expected = 'expected { username: string, password: string }';
+  // the value is not shown: it may hold the password
+  if (typeof auth !== 'object' || auth === null) throw new LockConfigurationError('etcd.auth', undefined, expected);
+  const { username, password } = auth as Record<string, unknown>;
+  if (typeof username !== 'string') {
+    throw new LockConfigurationError('etcd.auth.username', username, `expected a string: ${expected}`);
+  }
+  if (typeof password !== 'string') {
+    const missing = password === undefined ? 'missing' : 'not a string (its value is not shown)';
+    throw new LockConfigurationError('etcd.auth.password', undefined, `the password is ${missing}: ${expected}`);
+  }
+}
+
+/** Checks the session lease's ttl, which etcd counts in whole seconds (not ms, as every other duration here). */
+function validateSessionTtl(value: unknown): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 2 && value <= 3600) return value;
+  throw new LockConfigurationError(
+    'etcd.sessionTtl',
+    value,
+    'expected whole seconds from 2 to 3600 (etcd leases count seconds; the default is 5)',
+  );
 }
 
 /** Whole seconds of the etcd lease behind a ttl of `ttl` ms (rounded up: the lease outlives no less than asked). */
