@@ -14,7 +14,7 @@ import { LOCK_CHECKED_OPTIONS, isMadeByModule } from './lock-store.provider.js';
 import { LOCK_STORE } from './lock.constants.js';
 import type { LockStore } from './interfaces/lock-store.interface.js';
 import type { CheckedModuleOptions } from './lock.module-options.js';
-import { registerService, unregisterService } from './lock-registry.js';
+import { noteStarting, registerService, unregisterService } from './lock-registry.js';
 import { attachServiceTelemetry } from './telemetry/service-telemetry.js';
 import type { LockTelemetryOptions } from './interfaces/lock-telemetry-options.interface.js';
 import type { ForcedRelease, LockList, LockListOptions, LockSummary } from './interfaces/lock-summary.interface.js';
@@ -71,6 +71,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     this.verifyOnStartup = options.verifyOnStartup;
     this.telemetry = options.telemetry;
     this.exposeResolvedKeys = options.exposeResolvedKeys;
+    noteStarting(this);
   }
 
   /**
@@ -119,6 +120,7 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
         await this.verify();
       } catch (error) {
         // Nest runs no shutdown hooks after a failed bootstrap: close our client now or it retries forever
+        unregisterService(this);
         await this.close();
         throw error;
       }
