@@ -23,8 +23,8 @@ interface FoundMethod {
  * At bootstrap, finds every `@WithLock` method of the application's providers and controllers: binds
  * their instances to this application's LockService (so two apps in one process keep their own locks)
  * and binds each key template to its method, failing the bootstrap with a `LockConfigurationError` for a
- * placeholder that could come from two places or from none, or for a `limit` or `mode` on a store without
- * permits, before the first call instead of at it. A `@Cron` method is bound to the application's scheduler,
+ * placeholder that could come from two places or from none, for a `limit` or `mode` on a store without
+ * permits, or for a ttl the store cannot honour, before the first call instead of at it. A `@Cron` method is bound to the application's scheduler,
  * whose times its runs claim.
  */
 @Injectable()
@@ -45,6 +45,7 @@ export class LockExplorer implements OnModuleInit {
       // request-scoped classes are checked too: their templates do not depend on the instance
       definition.prepare(owner, method, this.modulePathOf(wrapper), jobs);
       definition.checkPermits(this.service.store);
+      definition.checkSettings(this.service);
     }
     for (const { wrapper, instance } of found) {
       if (wrapper.isDependencyTreeStatic()) bindInstance(instance, this.service);

@@ -124,6 +124,15 @@ export class LockedMethod {
   }
 
   /**
+   * Resolves this method's options over `service`'s defaults now, at bootstrap, so that a ttl its store cannot
+   * honour (under etcd's whole second, under twice the hand-off window) fails the bootstrap, not every call.
+   * @throws LockConfigurationError naming `@WithLock(Class.method).ttl`
+   */
+  checkSettings(service: LockManager): void {
+    this.settingsFor(service);
+  }
+
+  /**
    * Runs `call` under the lock(s) of this method, per its policy. Placeholders read the request being
    * handled only when this method is its handler: a provider method called during a request has its own
    * arguments, which a route param or body field of the same name must not replace.

@@ -329,6 +329,22 @@ describe('@WithLock misuse', () => {
     }).toThrow(/BadTtl\.run.*ttl/);
   });
 
+  it('fails the bootstrap for a ttl the store cannot honour, not each call', async () => {
+    @Injectable()
+    class Hurried {
+      @WithLock('report:daily', { ttl: 100 })
+      async run(): Promise<void> {}
+    }
+    // the hand-off window must fit twice in every ttl
+    const module = LockModule.forRoot({ redis: testRedisUrl(), keyPrefix: uniquePrefix(), handoffWindow: 80 });
+    const ref = await Test.createTestingModule({ imports: [module], providers: [Hurried] }).compile();
+    const app = ref.createNestApplication({ logger: false });
+    const error = await app.init().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockConfigurationError);
+    expect((error as LockConfigurationError).option).toBe('@WithLock(Hurried.run).ttl');
+    await app.close();
+  });
+
   it('fails the bootstrap when a placeholder of a provider method matches no parameter', async () => {
     @Injectable()
     class Typo {
