@@ -35,17 +35,24 @@ describe('a release that failed during an outage', () => {
     return created;
   }
 
-  it('is tried again once the store is back, so the key is free long before its ttl', async () => {
+  /**
+   * A holder behind the proxy takes `key` for `ttl` ms, and its process loses the server as it releases (its
+   * commands fail at once meanwhile): the release rejects. `other` is a process that reaches the server.
+   */
+  async function releasedCutOff(key: string, ttl: number) {
     const keyPrefix = uniquePrefix();
     const holder = manager(cut, keyPrefix);
     const other = manager(new Redis(testRedisUrl()), keyPrefix);
-    const lock = await holder.acquire('stock:1', { ttl: 30_000 });
-
-    // the holder's process loses the server as it releases; its commands fail at once meanwhile
+    const lock = await holder.acquire(key, { ttl });
     cut.options.enableOfflineQueue = false;
     await proxy.refuse(true);
     proxy.cutAll();
     await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    return { keyPrefix, other };
+  }
+
+  it('is tried again once the store is back, so the key is free long before its ttl', async () => {
+    const { other } = await releasedCutOff('stock:1', 30_000);
     expect(await other.tryAcquire('stock:1')).toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await proxy.refuse(false);
@@ -58,14 +65,7 @@ describe('a release that failed during an outage', () => {
   });
 
   it('never ends the lease of the next holder, when the outage outlasts its own lease', async () => {
-    const keyPrefix = uniquePrefix();
-    const holder = manager(cut, keyPrefix);
-    const other = manager(new Redis(testRedisUrl()), keyPrefix);
-    const lock = await holder.acquire('stock:2', { ttl: 1000 });
-    cut.options.enableOfflineQueue = false;
-    await proxy.refuse(true);
-    proxy.cutAll();
-    await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    const { keyPrefix, other } = await releasedCutOff('stock:2', 1000);
     // the lease runs out during the outage and another process takes the key
     const next = await other.acquire('stock:2', { ttl: 30_000, wait: 5000, retry: { minDelay: 50, maxDelay: 100 } });
     await proxy.refuse(false);
