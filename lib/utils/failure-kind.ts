@@ -59,3 +59,8 @@ export function describeFailureKind(kind: string): string {
   const meaning = NETWORK_ERRORS[kind];
   return meaning === undefined ? kind : `${meaning} (${kind})`;
 }
+
+/** The first of Node's network error codes that `text` names (`ECONNREFUSED`), for errors that quote one. */
+export function networkCodeIn(text: string): string | undefined {
+  return Object.keys(NETWORK_ERRORS).find((code) => new RegExp(`\\b${code}\\b`).test(text));
+}

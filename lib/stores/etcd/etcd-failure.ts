@@ -1,4 +1,4 @@
-import { describeFailureKind } from '../../utils/failure-kind.js';
+import { describeFailureKind, networkCodeIn } from '../../utils/failure-kind.js';
 
 /** gRPC status names an etcd call fails with, in a few words. */
 const STATUSES: Readonly<Record<string, string>> = {
@@ -18,13 +18,9 @@ const STATUSES: Readonly<Record<string, string>> = {
 export function etcdFailure(error: unknown): string | undefined {
   const message = error instanceof Error ? error.message : '';
   const members = /^no etcd member answered \(([^)]*)\)/.exec(message)?.[1];
-  const network = /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/.exec(message);
-  const status = /\b([A-Z]+(?:_[A-Z]+)+|UNAVAILABLE|UNAUTHENTICATED|CANCELLED)\b/.exec(message)?.[1];
-  const why = network
-    ? describeFailureKind(network[1])
-    : status && STATUSES[status]
-      ? `${STATUSES[status]} (${status})`
-      : undefined;
+  const network = networkCodeIn(message);
+  const status = Object.keys(STATUSES).find((name) => message.includes(name));
+  const why = network ? describeFailureKind(network) : status && `${STATUSES[status]} (${status})`;
   if (members === undefined) return why;
   return `no etcd member answered (${members})${why ? `: ${why}` : ''}`;
 }

@@ -363,16 +363,15 @@ export class PostgresLockStore implements LockStore {
     command: (pool: PostgresPoolLike) => Promise<T>,
   ): Promise<T> {
     if (this.closed) throw postgresStoreError(operation, key, this.target, new Error('the Postgres store is closed'));
-    let stage = operation;
     try {
       const pool = await this.pool;
-      stage = 'create its tables';
-      await this.ensureTables(pool);
-      stage = operation;
+      await this.ensureTables(pool).catch((error: unknown) => {
+        // named only when the server answered it: else the operation could not run at all
+        throw isServerAnswer(error) ? postgresStoreError('create its tables', key, this.target, error) : error;
+      });
       return await command(pool);
     } catch (error) {
-      // the tables' creation is named only when the server answered it: else the operation could not run
-      throw postgresStoreError(isServerAnswer(error) ? stage : operation, key, this.target, error);
+      throw postgresStoreError(operation, key, this.target, error);
     }
   }
 
