@@ -40,6 +40,8 @@ describe.each(FAULT_CLIENTS)('a Redis restart that loses every lease (on %s)', (
       await server.start();
       // Redis forgot the lease: another worker takes the key while p0 is still inside
       await scenario.inside(2);
+      // and writes with its higher fence before p0 goes on (inside counts from its entry, before its writes)
+      await scenario.othersLeft('p0:1');
       scenario.resume(0);
       // p0 leaves (its fenced write refused, its release finding the lease gone) and everyone goes on a while
       await scenario.entered(0, 2);

@@ -190,6 +190,16 @@ export class Scenario {
     }
   }
 
+  /** Resolves once every section inside now, but `kept`, has left: each made its writes on its way out. */
+  async othersLeft(kept: string, timeout = 20_000): Promise<void> {
+    const deadline = performance.now() + timeout;
+    const others = (await this.checker.inside()).filter((sid) => sid !== kept);
+    while ((await this.checker.inside()).some((sid) => others.includes(sid))) {
+      if (performance.now() > deadline) throw new Error(`${others.join(', ')} still inside after ${timeout} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Kills worker `index` with SIGKILL, as a crash would; returns the sections it was inside. */
   async kill(index: number): Promise<string[]> {
     this.killed.add(index);
