@@ -3,7 +3,7 @@ import { isLockError, withKeyTemplate } from '../../errors/lock.error.js';
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import type { AcquireTrace, GivenBackGrant, LockObserver } from '../events/lock-observer.js';
-import type { AcquireRequest, ReleaseWatch } from '../../interfaces/lease.interface.js';
+import type { AcquireRequest, AcquireResult, ReleaseWatch } from '../../interfaces/lease.interface.js';
 import type { LockStore } from '../../interfaces/lock-store.interface.js';
 import type { DirectGrant, WaitingLine } from '../../interfaces/waiting-line.interface.js';
 import type { LockSettings } from '../../options/lock-settings.js';
@@ -12,6 +12,7 @@ import { raceDeadline } from '../../utils/deadline.js';
 import { newToken } from '../../utils/token.js';
 import { retryUntil } from '../../utils/retry-until.js';
 import { acquireRequest } from './acquire-request.js';
+import { AnswerDeadlines, LEAST_ANSWER_TIME } from './answer-deadlines.js';
 import { HandOverOffer } from './hand-over-offer.js';
 import { lateGrantError, type LateGrant } from './late-grant.js';
 import type { LeaseBook } from '../lease-book.js';
@@ -38,6 +39,8 @@ export interface Acquisition {
   readonly deadline: number;
   /** When its last request to the store was sent. */
   sentAt: number;
+  /** Whether the store has answered one of its requests (then the key was held when it was refused). */
+  answered: boolean;
   /**
    * Whether its last request left its offer beside its process's place in the store's line, for a release to
    * grant directly (see `firstRequest`).
@@ -81,6 +84,8 @@ export class Acquirer {
   protected readonly shutdown: ShutdownGate;
   /** Keys whose first ask from here, on its way, leaves its request in the store's line: one at a time. */
   private readonly offering = new Set<string>();
+  /** Ends the wait for an answer that comes after its acquisition's wait. */
+  private readonly answers = new AnswerDeadlines();
 
   constructor({ store, observer, leases, queues, shutdown }: AcquirerParts) {
     this.store = store;
@@ -108,6 +113,7 @@ export class Acquirer {
       deadline,
       sentAt: trace.started,
       offered: false,
+      answered: false,
     };
     let outcome: Outcome;
     // counted until it has given up any place it took in the store's line: a shutdown closes the store only
@@ -356,11 +362,22 @@ export class Acquirer {
     // a request of the queue's head leaves its offer where releases grant one directly
     acquisition.offered = waiting?.next === true && this.line?.grantsToWaiters === true;
     let result;
+    const answer = this.store.acquire(acquireRequest(key, token, settings, waiting));
     try {
-      result = await this.store.acquire(acquireRequest(key, token, settings, waiting));
+      // fail fast asks once and takes the store's own time; a wait bounds each ask by its end
+      result =
+        settings.wait === 0
+          ? await answer
+          : await this.answers.within(
+              answer,
+              Math.max(acquisition.deadline, sentAt + LEAST_ANSWER_TIME),
+              () => OVERDUE,
+            );
+      acquisition.answered = true;
     } catch (error) {
       // a request whose shape disagrees with its key's was refused, nothing granted: the caller's mistake
       if (error instanceof LockConfigurationError) throw error;
+      if (error === OVERDUE) return this.leaveUnanswered(acquisition, answer, waiting);
       // the grant may have happened before the reply was lost: undo it, token-checked, in the background
       this.undoLostGrant(key, token, sentAt + settings.ttl);
       // and a release that grants the request it may have left in the line: given back at once
@@ -374,6 +391,35 @@ export class Acquirer {
     const late = this.lateness(key, settings.ttl, sentAt + settings.ttl - this.leases.drift(settings.ttl));
     if (late) return this.giveBack(acquisition, late);
     return { lock: this.leases.grant({ key, token, settings, fence: result.fence, sentAt }) };
+  }
+
+  /**
+   * Ends an acquisition whose ask went unanswered until its wait was over (and at least
+   * {@link LEAST_ANSWER_TIME}): a refusal when the store answered an earlier ask of it (the key was held then),
+   * else a store failure. The ask goes on without it: a grant it brings is released, token-checked, and a
+   * failure undone as a lost reply's. No later ask may use the token, which the release would end: the wait
+   * is over, so none comes.
+   */
+  private leaveUnanswered(
+    acquisition: Acquisition,
+    answer: Promise<AcquireResult>,
+    waiting: AcquireRequest['waiting'],
+  ): Attempt {
+    const { key, token, settings, sentAt } = acquisition;
+    answer.then(
+      (result) => {
+        if (result.acquired) this.shutdown.track(this.store.release(key, token)).catch(() => undefined);
+      },
+      () => this.undoLostGrant(key, token, sentAt + settings.ttl),
+    );
+    if (waiting?.next) this.line?.withdrawOffer?.(key, token);
+    if (acquisition.answered) return { remainingTtl: undefined };
+    throw new LockStoreError(
+      'acquire',
+      key,
+      undefined,
+      `no answer within ${Math.round(performance.now() - sentAt)} ms (the wait was ${settings.wait} ms)`,
+    );
   }
 
   /**
@@ -431,6 +477,9 @@ async function turnBefore(turn: Promise<void>, deadline: number): Promise<boolea
 function firstWaiting(settings: LockSettings): AcquireRequest['waiting'] {
   return settings.wait > 0 ? { again: false, ttl: settings.wait } : undefined;
 }
+
+/** What an ask past its time is rejected with, to tell it from the store's own failures. */
+const OVERDUE = Symbol('overdue');
 
 /** Whether `attempt` is a late grant given back while the wait has time left to ask again. */
 function retrying(attempt: Attempt): boolean {
