@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { Test } from '@nestjs/testing';
 import { LockModule, LockStoreError, type LockModuleOptions } from '../lib/index.js';
 import { startChild, type ChildHandle } from './support/child-process.js';
+import { nodeRedisClient } from './support/client-stores.js';
 import { freePort, startRedisServer, type RedisServerHandle } from './support/redis-server.js';
 
 const FIXTURE = 'test/support/nest-app/failed-bootstrap.ts';
@@ -111,6 +112,22 @@ describe('a connection that fails at bootstrap', () => {
     expect(printed).not.toContain('wrong-S3cr3t');
     expect(printed).not.toContain('right-S3cr3t');
   });
+
+  it.each([6, 5] as const)(
+    'names WRONGPASS, not NOAUTH, when the password of a node-redis %i client is wrong',
+    async (major) => {
+      const client = nodeRedisClient(major, `redis://:wrong-S3cr3t@127.0.0.1:${guarded.port}`);
+      try {
+        const error = await bootError({ redis: client });
+        expect(error).toBeInstanceOf(LockStoreError);
+        expect(error.message).toMatch(new RegExp(`127\\.0\\.0\\.1:${guarded.port}: .*WRONGPASS`));
+        expect(inspect(error, { depth: null, showHidden: true })).not.toContain('wrong-S3cr3t');
+      } finally {
+        // refused at every reconnect: only destroy() ends it
+        (client as unknown as { destroy(): void }).destroy();
+      }
+    },
+  );
 
   it('names every Redlock node that refused the connection, and why', async () => {
     const ports = await Promise.all([freePort(), freePort(), freePort()]);

@@ -34,7 +34,10 @@ export class ConnectionWatch {
   causeOf(error: unknown): unknown {
     if (this.lastError === undefined) return error;
     const kind = failureKind(error);
-    return kind === undefined || kind === 'not connected' || kind === 'timeout' ? this.lastError : error;
+    if (kind === undefined || kind === 'not connected' || kind === 'timeout') return this.lastError;
+    // node-redis sends the commands behind a refused AUTH, and the server answers them NOAUTH
+    if (kind === 'NOAUTH' && failureKind(this.lastError) === 'WRONGPASS') return this.lastError;
+    return error;
   }
 
   stop(): void {
