@@ -79,6 +79,13 @@ const OPTIONS_OF: Readonly<Record<'acquire' | 'tryAcquire' | 'using', OptionsKin
 export const DEFAULT_DRAIN_TIMEOUT = 5000;
 
 /**
+ * How long, in ms, the shutdown waits after its drain for the holders it asked to stop (their signal aborted)
+ * to let their leases go, before it goes on: a job that honours its signal releases its lease before the
+ * process exits.
+ */
+export const STOP_GRACE = 1000;
+
+/**
  * The lock engine without Nest: acquires leases with a wait policy (local FIFO queue, release notices,
  * bounded backoff), renews them, scopes them to async flows, and releases them on close. With `limit` or
  * `mode` in a call's options, a lease is one permit of a semaphore or readers-writer lock (a `Lock` of its
@@ -499,7 +506,8 @@ export class LockManager {
    * Shuts down in order: resigns every leadership (see `lead`), refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
    * holders finish for up to `drainTimeout` while their leases are still renewed, and gives back grants that
    * were in flight. A lease its holder has not let go by then is never ended: its signal aborts with reason
-   * `shutdown`, a warning names its template, and it stays held (and renewed, if it was) until its holder
+   * `shutdown`, a warning names its template, its holder gets up to {@link STOP_GRACE} ms more to stop, and it
+   * stays held (and renewed, if it was) until its holder
    * releases it or the process exits, as after a crash. `close()` resolves then; the store (unless
    * `closeStore` is false) is closed once the last lease has ended, at once when none outlived the drain,
    * else in the background (a failure to close it is logged). Safe to call more than once.
@@ -518,6 +526,12 @@ export class LockManager {
     for (const queue of this.queues.values()) queue.wake();
     this.permits?.acquirer.wakeWaiters();
     await Promise.all([this.leases.drain(this.drainTimeout), this.permits?.leases.drain(this.drainTimeout)]);
+    // the holders just asked to stop get a moment to let go: nothing waits for a scheduled job as the HTTP
+    // server waits for its requests, and Nest ends the process right after the shutdown hooks
+    if (this.heldCount > 0) {
+      const until = performance.now() + STOP_GRACE;
+      await Promise.all([this.leases.emptied(until), this.permits?.leases.emptied(until)]);
+    }
     if (this.heldCount === 0) return this.closeStoreWhenIdle();
     // only a logger that throws gets here: nothing may reject unheard
     this.closeStoreAfterLastLease().catch(() => undefined);

@@ -1,10 +1,12 @@
 import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { STOP_GRACE } from '../../lib/core/lock-manager.js';
 import { startChild, type ChildHandle } from '../support/child-process.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 const app = fileURLToPath(new URL('./shutdown-app.ts', import.meta.url));
+const jobApp = fileURLToPath(new URL('./job-shutdown-app.ts', import.meta.url));
 
 interface Outcome {
   readonly status: number;
@@ -28,6 +30,14 @@ class Instance {
     await child.waitFor('listening', 30_000);
     instance.url = /listening (\S+)/.exec(child.output())![1];
     return instance;
+  }
+
+  /** An instance of the app whose scheduled job runs until its signal aborts (no HTTP). */
+  static async startJob(env: { DRAIN: string }): Promise<Instance> {
+    const prefix = uniquePrefix();
+    const child = startChild(jobApp, { REDIS_URL: testRedisUrl(), KEY_PREFIX: prefix, ...env });
+    await child.waitFor('ready', 30_000);
+    return new Instance(child, prefix);
   }
 
   /** Sends `count` purchases of one product at once. */
@@ -154,5 +164,19 @@ describe('a SIGTERM with enableShutdownHooks()', () => {
       { status: 503, body: expect.objectContaining({ code: 'LOCK_LOST', resource: 'inventory:<productId>' }) },
     ]);
     expect(await instance.keysLeft()).toEqual([]);
+  }, 60_000);
+
+  it('lets a scheduled job that stops when asked let its lease go before the process exits', async () => {
+    instance = await Instance.startJob({ DRAIN: '300ms' });
+    await instance.child.waitFor('job entered', 30_000);
+
+    const took = await instance.terminate();
+
+    // nothing waits for a job as the HTTP server waits for its requests: the shutdown gives the holders it
+    // asked to stop a moment to let go, or the process would exit with the lease held for its 30 s ttl
+    expect(instance.child.output()).toContain('job stopped');
+    const locks = (await instance.keysLeft()).filter((key) => !key.includes('tick:'));
+    expect(locks).toEqual([]);
+    expect(took).toBeLessThan(300 + STOP_GRACE + 2000);
   }, 60_000);
 });
