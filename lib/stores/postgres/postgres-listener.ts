@@ -3,6 +3,7 @@ import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import { NotifiableWatch } from '../shared/notifiable-watch.js';
 import type { PgListenClient } from './load-pg.js';
 import { readReleaseNotice } from './release-notice.js';
+import { endWithin } from './end-within.js';
 
 /** How long a notice is remembered for a watch made after it (see `watch(notice, since)`). */
 const NOTICE_MEMORY = 5000;
@@ -103,7 +104,7 @@ export class PostgresListener {
     if (client) {
       client.removeAllListeners();
       client.on('error', () => undefined);
-      await client.end().catch(() => undefined);
+      await endWithin(client.end());
     }
   }
 

@@ -32,6 +32,7 @@ import { inspectSql } from './sql/inspect.sql.js';
 import { leaveLineSql } from './sql/leave-line.sql.js';
 import { releaseSql } from './sql/release.sql.js';
 import { schemaDdl } from './sql/schema.sql.js';
+import { endWithin } from './end-within.js';
 
 /** How long a statement of a pool the store creates may take before it counts as failed, in ms. */
 const STATEMENT_TIMEOUT = 5000;
@@ -307,7 +308,7 @@ export class PostgresLockStore implements LockStore {
     await this.listener.close();
     if (!this.options.pool) {
       const pool = await this.pool.catch(() => undefined);
-      await pool?.end().catch(() => undefined);
+      if (pool) await endWithin(pool.end());
     }
   }
 

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { LockManager } from '../../../lib/core/lock-manager.js';
 import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
 import { withPooledClient } from '../../../lib/stores/postgres/pooled-client.js';
+import { END_TIMEOUT } from '../../../lib/stores/postgres/end-within.js';
+import { startFaultProxy } from '../../support/fault-proxy.js';
 import { adminPool, startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
 import { uniquePrefix } from '../../support/stores.js';
 
@@ -25,6 +27,25 @@ describe('PostgresLockStore when the server ends its connections', () => {
     await admin?.end();
     await server?.destroy();
   });
+
+  it('closes within its end timeout when the server no longer answers', async () => {
+    const proxy = await startFaultProxy(server.url);
+    try {
+      const manager = new LockManager({
+        store: new PostgresLockStore({ connectionString: proxy.url, keyPrefix: uniquePrefix() }),
+      });
+      // a wait opens the listener's connection too
+      const held = await manager.acquire('report', { ttl: 5000 });
+      await manager.acquire('report', { wait: 100 }).catch(() => undefined);
+      await held.release();
+      proxy.blackhole();
+      const started = performance.now();
+      await manager.close();
+      expect(performance.now() - started).toBeLessThan(END_TIMEOUT + 2000);
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
 
   it('survives its pooled connection ended between two statements, and the pool drops that connection', async () => {
     const pool = new pg.Pool({ connectionString: server.url, max: 2 });
