@@ -97,6 +97,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
           const kept = JSON.parse(outcome) as KeptResponse;
           this.setHeader(response, REPLAYED_HEADER, 'true');
           if (kept.type !== undefined) this.setHeader(response, 'Content-Type', kept.type);
+          // a status the handler set on the response itself (@Res({ passthrough: true })) is set again
+          if (kept.kind !== 'exception') this.adapterHost?.httpAdapter?.status(response, kept.status);
           return replayKeptResponse(kept);
         },
       });

@@ -1,4 +1,4 @@
-import { HttpException } from '@nestjs/common';
+import { HttpException, UnsupportedMediaTypeException } from '@nestjs/common';
 import { IdempotencyKeyInvalidError, MAX_IDEMPOTENCY_KEY_LENGTH } from '../errors/idempotency-key-invalid.error.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 
@@ -34,10 +34,25 @@ export function idempotencyKeyOf(request: IdempotentRequest, headerName: string,
 /**
  * What makes two requests the same operation: the method, the URL as sent (path and query) and the body, in a
  * form where the order of a JSON object's fields does not matter. Only its digest is stored.
+ * @throws UnsupportedMediaTypeException (415) for a request whose body no parser read: two such requests
+ *   could not be told apart, and the second would be answered with the first one's response
  */
 export function requestFingerprint(request: IdempotentRequest): string {
+  if ((request.body === undefined || request.body === null) && carriesBody(request)) {
+    const type = request.headers?.['content-type'];
+    throw new UnsupportedMediaTypeException(
+      `@Idempotent() needs the request body to tell one operation from another, and no parser read this one ` +
+        `(Content-Type: ${typeof type === 'string' ? type : 'none'})`,
+    );
+  }
   const url = request.originalUrl ?? request.url ?? '';
   return `${request.method ?? ''} ${url}\n${canonicalBody(request.body)}`;
+}
+
+/** Whether the request says it has a body (RFC 9110: a Content-Length above 0, or a Transfer-Encoding). */
+function carriesBody(request: IdempotentRequest): boolean {
+  const length = request.headers?.['content-length'];
+  return request.headers?.['transfer-encoding'] !== undefined || (typeof length === 'string' && Number(length) > 0);
 }
 
 function canonicalBody(body: unknown): string {

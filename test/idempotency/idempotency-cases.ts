@@ -186,6 +186,31 @@ export function describeIdempotency(kind: StoreKind, platforms: readonly Platfor
       expect(shop.ledger.runs.mine).toBe(2);
     });
 
+    it('replays the status the handler set on the response itself', async () => {
+      const key = randomUUID();
+      const first = await post(`${shop.urls[0]}/shop/queued`, { 'idempotency-key': key });
+      expect(first.status).toBe(202);
+      const again = await post(`${shop.urls[1]}/shop/queued`, { 'idempotency-key': key });
+      expect(again.status).toBe(202);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(shop.ledger.runs.queued).toBe(1);
+    });
+
+    it('refuses a body no parser read (415), which it could not tell from another, and runs nothing', async () => {
+      const send = (body: string) =>
+        fetch(`${shop.urls[0]}/shop/note`, {
+          method: 'POST',
+          headers: { 'idempotency-key': randomUUID(), 'content-type': 'application/x-unknown' },
+          body,
+        });
+      const answer = await send('transfer 10 to alice');
+      expect(answer.status).toBe(415);
+      // Fastify refuses a content type it has no parser for before any handler
+      if (platform === 'express') expect(await answer.text()).toMatch(/no parser read/);
+      expect(shop.ledger.runs.note).toBeUndefined();
+    });
+
     it('replays a text body with the content type the first answer had', async () => {
       const key = randomUUID();
       const first = await post(`${shop.urls[0]}/shop/receipt`, { 'idempotency-key': key });
