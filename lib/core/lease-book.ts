@@ -110,6 +110,11 @@ export class LeaseBook implements LeaseController {
     return this.held.has(lock);
   }
 
+  /** A lease whose validity has passed is reported lost now, not at the renewal timer's next run. */
+  overdue(lock: Lock): void {
+    this.renewer.loseIfOverdue(lock);
+  }
+
   /** The share of a `ttl` ms lease kept back for clock drift: the store's own rule, else the default. */
   drift(ttl: number): number {
     return this.limits?.clockDrift?.(ttl) ?? clockDrift(ttl);

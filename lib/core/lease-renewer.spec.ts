@@ -10,6 +10,7 @@ const controller: LeaseController = {
   extend: async () => undefined,
   release: async () => true,
   drift: () => 0,
+  overdue: () => undefined,
 };
 
 /** A lease of `ttl` ms granted long enough ago that only `left` ms of its validity remain. */

@@ -120,6 +120,12 @@ export class LeaseRenewer {
     this.sendBatches(due, 0);
   }
 
+  /** Reports `lock` lost now when its validity has passed, as its timer would once it runs. */
+  loseIfOverdue(lock: Lock): void {
+    const entry = this.tracked.get(lock);
+    if (entry && performance.now() >= lock.validUntil) this.lose(entry, this.reasonForExpiry(entry, this.timerDue));
+  }
+
   /** Sends one batch, then yields to the event loop before the next, so thousands of renewals never block it long. */
   private sendBatches(due: Tracked[], start: number): void {
     if (start >= due.length || this.stopped) return;

@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import type { PermitShape } from '../interfaces/permit-store.interface.js';
+import { checkSignalOnRead } from '../utils/signal-checked-on-read.js';
 
 /** What a Lock needs from whoever granted it, to extend and release itself. */
 export interface LeaseController {
@@ -9,6 +10,8 @@ export interface LeaseController {
   release(lock: Lock, keepFor?: number): Promise<boolean>;
   /** The share of a `ttl` ms lease kept back for clock drift (the store's, when it has its own). */
   drift(ttl: number): number;
+  /** `lock`'s validity has passed and nobody has noticed yet: reports its loss now. */
+  overdue(lock: Lock): void;
 }
 
 /** One grant of a lease, as the manager hands it to a new {@link Lock}. */
@@ -86,8 +89,14 @@ export class Lock {
     if (!this.#abort) {
       this.#abort = new AbortController();
       if (this.#stopReason) this.#abort.abort(this.#stopReason);
+      // a validity that passed unnoticed (the renewal timer has not run yet) is told to whoever reads it
+      else checkSignalOnRead(this.#abort.signal, () => this.#noticeExpiry());
     }
     return this.#abort.signal;
+  }
+
+  #noticeExpiry(): void {
+    if (!this.#stopReason && !this.#released && performance.now() >= this.#validUntil) this.#controller.overdue(this);
   }
 
   /** `performance.now()` time until which the lease is certainly ours. */

@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import type { LockLostError } from '../errors/lock-lost.error.js';
+import { checkSignalOnRead } from '../utils/signal-checked-on-read.js';
 
 /** What a term uses of the leader's lease (a `Lock`, granted with a fence). */
 export interface LeaderLease {
@@ -36,6 +37,10 @@ export class Leadership {
     this.name = name;
     this.#lock = lock;
     this.term = lock.fence ?? 0;
+    // the lease's own signal tells a validity that passed unnoticed when read, and its loss ends the term
+    checkSignalOnRead(this.#abort.signal, () => {
+      if (!this.#lock.isHeld) void this.#lock.signal.aborted;
+    });
   }
 
   /** The leadership's name, as given to `lead()` or `@Leader`. */

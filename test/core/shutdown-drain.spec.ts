@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import { LockStoreError } from '../../lib/errors/lock-store.error.js';
-import { LockManager } from '../../lib/core/lock-manager.js';
+import { LockManager, STOP_GRACE } from '../../lib/core/lock-manager.js';
 import type { Lock } from '../../lib/core/lock.js';
 import type { LockLogger, LockSectionOptions } from '../../lib/interfaces/lock-options.interface.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
@@ -196,7 +196,8 @@ describe('LockManager.close() drains', () => {
 
   it('never deletes a lease from acquire() that outlives the drain: unrenewed, it runs out, and then the store closes', async () => {
     const { manager, logger, storeClosed } = managerWith(0);
-    const holder = await manager.acquire('k', { ttl: 300 });
+    // it outlasts the drain and the second its holder gets to stop (STOP_GRACE)
+    const holder = await manager.acquire('k', { ttl: STOP_GRACE + 1500 });
     const lost = new Promise((resolve) => manager.on('lost', resolve));
 
     await manager.close();
@@ -209,5 +210,5 @@ describe('LockManager.close() drains', () => {
       expect.stringMatching(/^The lock: the shutdown's drain of 0 ms ended/),
       expect.stringMatching(/^The lock was lost: its lease expired .* \d+ ms past the shutdown's drain\.$/),
     ]);
-  });
+  }, 20_000);
 });
