@@ -3,7 +3,14 @@ import type { LockStore } from '../interfaces/lock-store.interface.js';
 
 /** The refusal of an acquisition while the service shuts down: a store failure to the caller (HTTP 503). */
 export function shuttingDownError(key: string): LockStoreError {
-  return new LockStoreError('acquire', key, undefined, 'the lock service is shutting down');
+  return new LockStoreError('acquire', key, undefined, SHUTTING_DOWN);
+}
+
+const SHUTTING_DOWN = 'the lock service is shutting down';
+
+/** Whether `error` refused an acquisition because its service shuts down (the store itself may be fine). */
+export function isShutdownRefusal(error: LockStoreError): boolean {
+  return error.detail === SHUTTING_DOWN;
 }
 
 /** What every gate of one manager shares: whether its shutdown began, and its unanswered store calls. */

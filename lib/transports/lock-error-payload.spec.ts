@@ -4,6 +4,7 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
 import { lockErrorPayload } from './lock-error-payload.js';
+import { shuttingDownError } from '../core/shutdown-gate.js';
 
 function busy(key: string, remainingTime: number | undefined, keyTemplate?: string): LockNotAcquiredError {
   const error = new LockNotAcquiredError(key, remainingTime, 0);
@@ -48,6 +49,10 @@ describe('lockErrorPayload', () => {
       message: 'The lock store is unavailable; retry later.',
       resource: 'inventory:<id>',
       retryAfter: 1,
+    });
+    expect(lockErrorPayload(shuttingDownError('inventory:42'))).toMatchObject({
+      code: 'LOCK_UNAVAILABLE',
+      message: 'This instance is shutting down; retry, another instance will serve it.',
     });
     expect(lockErrorPayload(new LockLostError('inventory:42', 'taken'))).toMatchObject({
       code: 'LOCK_LOST',

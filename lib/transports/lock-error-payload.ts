@@ -1,6 +1,8 @@
 import type { LockError } from '../errors/lock.error.js';
 import type { LockKeyError } from '../errors/lock-key.error.js';
 import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
+import type { LockStoreError } from '../errors/lock-store.error.js';
+import { isShutdownRefusal } from '../core/shutdown-gate.js';
 
 /**
  * What a client is told about a lock error, the same on every transport: `LOCKED` (held by another
@@ -69,7 +71,9 @@ export function lockErrorPayload(
     case 'LOCK_STORE_ERROR':
       return {
         code: 'LOCK_UNAVAILABLE',
-        message: 'The lock store is unavailable; retry later.',
+        message: isShutdownRefusal(error as LockStoreError)
+          ? 'This instance is shutting down; retry, another instance will serve it.'
+          : 'The lock store is unavailable; retry later.',
         ...named,
         retryAfter: 1,
       };
