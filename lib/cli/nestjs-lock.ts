@@ -25,6 +25,10 @@ const MIN_INTERVAL = 100;
 
 /** Runs one command; resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {
+  if (argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -99,7 +103,12 @@ function exitCodeOf(error: unknown): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    const exitCode = exitCodeOf(error);
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(exitCodeOf(error));
+    // an option parseArgs does not know: show the ones it does
+    if (String((error as { code?: unknown } | null)?.code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`${USAGE}\n`);
+    }
+    process.exit(exitCode);
   },
 );

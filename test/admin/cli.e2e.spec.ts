@@ -202,6 +202,15 @@ describe('the nestjs-lock CLI on bad input', () => {
     const none = await run(['ls']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('--etcd');
+    const unknown = await run(['ls', '--bogus']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--bogus[\s\S]*Usage: nestjs-lock/);
+  }, 60_000);
+
+  it('prints its usage for --help, with exit 0', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: nestjs-lock <command>/);
   }, 60_000);
 
   it('exits 4 when the store cannot be reached, naming the server and why as the module does', async () => {
