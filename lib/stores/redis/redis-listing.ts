@@ -15,6 +15,7 @@ import { runScript } from './script-runner.js';
 import { REVOKE } from './scripts/revoke.script.js';
 import { isWrongType, redisStoreError } from './store-error.js';
 import { unreachableServer } from './connection-failure.js';
+import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import type { LockStoreError } from '../../errors/lock-store.error.js';
 
 /** How long after the longest ended lease a revoked token is remembered for its holder's renewal, in ms. */
@@ -44,6 +45,7 @@ export class RedisListing implements LockListing, LockRevoking {
         scanLockKeys(nodes[node], keyPrefix, query.prefix ?? '', cursor, count),
       );
     } catch (error) {
+      if (error instanceof LockConfigurationError) throw error;
       throw this.failure('list', undefined, error);
     }
   }
