@@ -79,7 +79,8 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
    * key without the module's key prefix, its kind, its holders (label, host, pid, since when, remaining ttl,
    * fence), how many wait, and a semaphore's limit or a readers-writer lock's mode; never a token. For the
    * next page, pass the returned `cursor` back.
-   * @throws LockConfigurationError for a `limit` outside 1..1000, or a store that offers no listing
+   * @throws LockConfigurationError for a `limit` outside 1..1000, a `cursor` no earlier page (under the same
+   * `prefix`) returned, or a store that offers no listing
    * @throws LockStoreError when the store fails
    * @example
    * ```ts

@@ -10,6 +10,7 @@ import type {
   LockListOptions,
   LockSummary,
 } from '../interfaces/lock-summary.interface.js';
+import { readListCursor, writeListCursor } from './list-cursor.js';
 import { leaderKey } from '../leadership/leader-key.js';
 
 /** How many locks a page holds unless asked otherwise. */
@@ -34,22 +35,23 @@ export function listingOf(store: LockStore): LockListing {
 /**
  * One page of the held locks of `store`: its listing names the keys, then each is read as `inspect` reads it
  * (lease and permits). A key freed between the two reads is left out.
- * @throws LockConfigurationError for a bad `limit` or a store without listing
+ * @throws LockConfigurationError for a bad `limit` or `cursor`, or a store without listing
  */
 export async function listLocks(store: LockStore, options: LockListOptions = {}): Promise<LockList> {
   const limit = options.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
     throw new LockConfigurationError('limit', limit, `expected a whole number from 1 to ${MAX_LIST_LIMIT}`);
   }
+  const prefix = options.prefix ?? '';
   const page = await listingOf(store).keys({
     limit,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
-    ...(options.cursor ? { cursor: options.cursor } : {}),
+    ...(prefix ? { prefix } : {}),
+    ...(options.cursor ? { cursor: readListCursor(prefix, options.cursor) } : {}),
   });
   const locks = await Promise.all(page.keys.map((key) => describeLock(store, key)));
   return {
     locks: locks.filter((lock): lock is LockSummary => lock !== undefined),
-    ...(page.cursor ? { cursor: page.cursor } : {}),
+    ...(page.cursor ? { cursor: writeListCursor(prefix, page.cursor) } : {}),
   };
 }
 

@@ -60,6 +60,25 @@ describe.each<Platform>(['express', 'fastify'])('LockAdminModule on %s', (platfo
     expect(allowed.status).toBe(200);
   });
 
+  it('answers pages of at most limit locks, and 400 naming the cursor for one no page returned', async () => {
+    running = await startAdminApp(platform, {});
+    const { locks, url } = running;
+    const held = await Promise.all([1, 2, 3].map((index) => locks.acquire(`job:${index}`, { ttl: 30_000 })));
+    try {
+      const page = (await (await fetch(`${url}/locks/api/locks?limit=1`)).json()) as {
+        locks: unknown[];
+        cursor?: string;
+      };
+      expect(page.locks.length).toBeLessThanOrEqual(1);
+      expect(page.cursor).toBeDefined();
+      const refused = await fetch(`${url}/locks/api/locks?cursor=garbage`);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { message: string }).message).toContain('"cursor"');
+    } finally {
+      await Promise.all(held.map((lock) => lock.release()));
+    }
+  });
+
   it('serves the page as HTML with a strict content policy and no release button when release is off', async () => {
     running = await startAdminApp(platform, {});
     const response = await fetch(`${running.url}/locks`);

@@ -4,6 +4,7 @@ import { LockManager } from '../../lib/core/lock-manager.js';
 import type { Lock } from '../../lib/core/lock.js';
 import { describeLock, listLocks } from '../../lib/listing/lock-listing.js';
 import { fingerprint, forceRelease } from '../../lib/listing/force-release.js';
+import { LockConfigurationError } from '../../lib/errors/lock-configuration.error.js';
 import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import type { LockStore } from '../../lib/interfaces/lock-store.interface.js';
 import type { LockSummary } from '../../lib/interfaces/lock-summary.interface.js';
@@ -126,6 +127,16 @@ export function describeListingContract(kind: StoreKind, options: { permits?: bo
       } while (cursor && pages < 1000);
       expect(new Set(seen).size).toBe(seen.length);
       expect(seen.sort()).toEqual([...keys].sort());
+    });
+
+    it('refuses a cursor that no page returned, or that a page under another prefix returned', async () => {
+      const owner = manager(pair.store);
+      for (const key of ['a:1', 'a:2', 'b:1']) held.push(await owner.acquire(key, { ttl: 30_000 }));
+      await expect(listLocks(pair.other, { cursor: 'garbage' })).rejects.toThrow(LockConfigurationError);
+      await expect(listLocks(pair.other, { cursor: 'garbage' })).rejects.toThrow(/"cursor"/);
+      const first = await listLocks(pair.other, { prefix: 'a:', limit: 1 });
+      expect(first.cursor).toBeDefined();
+      await expect(listLocks(pair.other, { prefix: 'b:', cursor: first.cursor })).rejects.toThrow(/prefix "a:"/);
     });
 
     it('leaves out a lock once it is released', async () => {
