@@ -1,5 +1,11 @@
-/** How often the page asks for the locks again, in ms. */
+/** How often the page asks for the locks again, in ms (counted from the end of the last refresh). */
 const REFRESH_EVERY = 2000;
+/** The most locks the page shows: past them it says that more are held, and the prefix narrows the view. */
+const MAX_SHOWN = 1000;
+/** How many locks the page asks for per request: the JSON API's default page. */
+const PAGE_LIMIT = 100;
+/** The most requests of one refresh: a Redis page may be short, even empty, while more keys follow. */
+const MAX_REQUESTS = 20;
 
 /** `text` safe inside HTML text and double-quoted attributes. */
 export function escapeHtml(text: string): string {
@@ -16,10 +22,19 @@ export const ADMIN_PAGE_POLICY =
 /**
  * The operator's page: a table of held locks refreshed by polling its JSON API, the hold and wait times per key
  * template, and a force-release button when the module allows it. No build step; every value from the server
- * is put in the page as text (`textContent`), never as HTML.
+ * is put in the page as text (`textContent`), never as HTML. The API is found beside the page's own URL
+ * (`<page>/api`), so a global prefix or a proxy that mounts the application under a path changes nothing.
  */
-export function adminPage(path: string, forceRelease: boolean): string {
-  const settings = escapeHtml(JSON.stringify({ path, forceRelease, refreshEvery: REFRESH_EVERY }));
+export function adminPage(forceRelease: boolean): string {
+  const settings = escapeHtml(
+    JSON.stringify({
+      forceRelease,
+      refreshEvery: REFRESH_EVERY,
+      maxShown: MAX_SHOWN,
+      pageLimit: PAGE_LIMIT,
+      maxRequests: MAX_REQUESTS,
+    }),
+  );
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -37,6 +52,7 @@ button { cursor: pointer; }
 <body data-settings="${settings}">
 <h1>Locks</h1>
 <p><label>Prefix <input id="prefix" size="30"></label> <span id="status" class="muted"></span></p>
+<p id="more" hidden></p>
 <table>
 <thead><tr><th>Key</th><th>Kind</th><th>Holders</th><th>Waiters</th><th>Fence</th><th></th></tr></thead>
 <tbody id="locks"></tbody>
@@ -49,7 +65,8 @@ button { cursor: pointer; }
 <script>
 (() => {
   const settings = JSON.parse(document.body.dataset.settings);
-  const api = settings.path.replace(/\\/$/, '') + '/api';
+  // beside the page's own URL, whatever prefix or proxy path put it there
+  const api = location.pathname.replace(/\\/+$/, '') + '/api';
   const cell = (row, text) => { const td = row.insertCell(); td.textContent = text === undefined ? '' : String(text); return td; };
   const holderText = (holder) => [
     holder.label || '(no label)',
@@ -98,13 +115,34 @@ button { cursor: pointer; }
       cell(row, entry.waitAverage + ' / ' + entry.waitMax);
     }
   }
+  // the held locks page after page, up to maxShown of them; whether the store has more to list
+  async function readLocks(prefix) {
+    const locks = [];
+    let cursor;
+    for (let requests = 0; requests < settings.maxRequests && locks.length < settings.maxShown; requests++) {
+      const query = new URLSearchParams({ limit: String(Math.min(settings.pageLimit, settings.maxShown - locks.length)) });
+      if (prefix) query.set('prefix', prefix);
+      if (cursor) query.set('cursor', cursor);
+      const response = await fetch(api + '/locks?' + query);
+      if (!response.ok) throw new Error('HTTP ' + response.status);
+      const page = await response.json();
+      locks.push(...page.locks);
+      cursor = page.cursor;
+      if (!cursor) break;
+    }
+    return { locks, more: cursor !== undefined };
+  }
+  function showMore(shown, more) {
+    const notice = document.getElementById('more');
+    notice.hidden = !more;
+    notice.textContent = more ? 'Showing ' + shown + ' locks; more may be held than this page shows. Narrow the view with the prefix.' : '';
+  }
   async function refresh() {
     try {
-      const prefix = document.getElementById('prefix').value;
-      const query = prefix ? '?prefix=' + encodeURIComponent(prefix) : '';
-      const [locks, stats] = await Promise.all([fetch(api + '/locks' + query), fetch(api + '/stats')]);
-      if (!locks.ok || !stats.ok) throw new Error('HTTP ' + (locks.ok ? stats.status : locks.status));
-      showLocks((await locks.json()).locks);
+      const [{ locks, more }, stats] = await Promise.all([readLocks(document.getElementById('prefix').value), fetch(api + '/stats')]);
+      if (!stats.ok) throw new Error('HTTP ' + stats.status);
+      showLocks(locks);
+      showMore(locks.length, more);
       showStats((await stats.json()).templates);
       document.body.dataset.updated = String(Date.now());
     } catch (error) {
@@ -112,8 +150,11 @@ button { cursor: pointer; }
       status.className = 'error';
     }
   }
-  refresh();
-  setInterval(refresh, settings.refreshEvery);
+  // the next refresh once this one is done: a slow store never piles up requests
+  (async function poll() {
+    await refresh();
+    setTimeout(poll, settings.refreshEvery);
+  })();
 })();
 </script>
 </body>

@@ -46,7 +46,7 @@ export function lockAdminController(options: CheckedAdminOptions): Type {
     @Header('Content-Security-Policy', ADMIN_PAGE_POLICY)
     @Header('Cache-Control', 'no-store')
     page(): string {
-      return adminPage(`/${options.path}`, options.forceRelease);
+      return adminPage(options.forceRelease);
     }
 
     /** `{ locks, cursor? }`: the held locks, `prefix`, `limit` and `cursor` as `LockService.list` takes them. */
