@@ -506,7 +506,7 @@ export class LockManager {
    * Shuts down in order: resigns every leadership (see `lead`), refuses new acquisitions and every waiter (`LockStoreError`, a 503 over HTTP), lets
    * holders finish for up to `drainTimeout` while their leases are still renewed, and gives back grants that
    * were in flight. A lease its holder has not let go by then is never ended: its signal aborts with reason
-   * `shutdown`, a warning names its template, its holder gets up to {@link STOP_GRACE} ms more to stop, and it
+   * `shutdown`, a warning names its template, its holder gets up to 1 s more to stop, and it
    * stays held (and renewed, if it was) until its holder
    * releases it or the process exits, as after a crash. `close()` resolves then; the store (unless
    * `closeStore` is false) is closed once the last lease has ended, at once when none outlived the drain,
