@@ -148,15 +148,22 @@ export class LockTelemetry {
     on('store-error', (event) => {
       m?.storeErrors.add(1, this.attributes.ofStoreError(event));
       if (event.operation !== 'acquire') return;
-      const span = this.openAcquireSpan(event.waitTime ?? 0, {
+      const opened = this.openAcquireSpan(event.waitTime ?? 0, {
         ...this.attributes.of(event),
         'lock.acquired': false,
-      })?.span;
+      });
       const { error } = event;
       // the exception event carries the message and stack, which name the key: bounded like the attributes
       const { message, stack } = this.attributes.describe(error, event);
-      span?.recordException({ code: error.code, name: error.name, message, ...(stack === undefined ? {} : { stack }) });
-      span?.setStatus({ code: api.SpanStatusCode.ERROR, message }).end();
+      opened?.span.recordException({
+        code: error.code,
+        name: error.name,
+        message,
+        ...(stack === undefined ? {} : { stack }),
+      });
+      // ended on the clock it was dated back on: the SDK ends a span given a start time by Date.now(), which
+      // can be behind performance.timeOrigin + performance.now() and end the span before it began
+      opened?.span.setStatus({ code: api.SpanStatusCode.ERROR, message }).end(opened.now);
     });
   }
 
