@@ -30,6 +30,7 @@ describe('two LockManagers sharing one RedisLockStore', () => {
     const { lock: lockKey } = resourceKeys(keyPrefix, 'shared');
     let inside = 0;
     let grants = 0;
+    const grantsOf = [0, 0];
     const overlaps: string[] = [];
     const notHeld: string[] = [];
     const end = performance.now() + 4000;
@@ -39,6 +40,7 @@ describe('two LockManagers sharing one RedisLockStore', () => {
           while (performance.now() < end) {
             const lock = await manager.acquire('shared');
             grants++;
+            grantsOf[index]++;
             if (++inside > 1) overlaps.push(`manager ${index}, grant ${grants}`);
             // the key holds this lease's token (marked by a waiter or not) while the lease says it is held
             const stored = await probe.get(lockKey);
@@ -57,7 +59,7 @@ describe('two LockManagers sharing one RedisLockStore', () => {
       probe.disconnect();
     }
     expect({ overlaps, notHeld }).toEqual({ overlaps: [], notHeld: [] });
-    // both managers were served, many times over
-    expect(grants).toBeGreaterThan(500);
+    // both managers were served, many times over (a count, not a rate: a loaded machine serves fewer in 4 s)
+    expect(Math.min(...grantsOf)).toBeGreaterThan(50);
   }, 30_000);
 });
