@@ -106,9 +106,10 @@ export function describeStoreContract(kind: StoreKind): void {
       const holder = JSON.stringify({ host: 'h', pid: 1, label: 'Batch.run', acquiredAt: new Date(0).toISOString() });
       const live = [newToken(), newToken(), newToken()];
       for (const [index, token] of live.entries()) {
-        await pair.store.acquire({ key: `batch:${index}`, token, ttl: 1000, fencing: false, holder });
+        await pair.store.acquire({ key: `batch:${index}`, token, ttl: 4000, fencing: false, holder });
       }
-      await pair.store.acquire({ key: 'batch:taken', token: newToken(), ttl: 1000, fencing: false });
+      // leases long enough to outlast the setup on a loaded machine, yet well short of the 8 s asked for
+      await pair.store.acquire({ key: 'batch:taken', token: newToken(), ttl: 4000, fencing: false });
       const outcomes = await pair.store.extendMany([
         { key: 'batch:0', token: live[0], ttl: 8000 },
         { key: 'batch:taken', token: newToken(), ttl: 8000 },
@@ -122,7 +123,8 @@ export function describeStoreContract(kind: StoreKind): void {
         expect(state).toMatchObject({ held: true, holder });
         expect(state.remainingTtl).toBeGreaterThan(5000);
       }
-      expect((await pair.other.inspect('batch:taken')).remainingTtl).toBeLessThanOrEqual(freedAfter(1000));
+      // not extended: still within its own ttl, or already gone
+      expect((await pair.other.inspect('batch:taken')).remainingTtl ?? 0).toBeLessThanOrEqual(freedAfter(4000));
       expect((await pair.other.inspect('batch:missing')).held).toBe(false);
     });
 
