@@ -59,7 +59,10 @@ describe('npm run demo', () => {
     expect(report.locked).toMatchObject({ requests: 100, sold: 20, oversold: 0, stockLeft: 0, overlaps: 0, failed: 0 });
     expect(report.locked.conflicts + report.locked.outOfStock).toBe(80);
     expect(report.locked.handoffMs?.count).toBeGreaterThan(0);
-    expect(report.locked.reportRuns.map((tick) => tick.instances.length)).toEqual([1, 1, 1]);
+    // one instance per tick; a tick cron skipped on every instance (each timer over 250 ms late) has none
+    const runsPerTick = report.locked.reportRuns.map((tick) => tick.instances.length);
+    expect(runsPerTick.every((runs) => runs <= 1)).toBe(true);
+    expect(runsPerTick).toContain(1);
     // one buyer's purchase, sent 20 times at once with one Idempotency-Key, retried after each 409, then late
     expect(report.locked.retried).toMatchObject({ ran: 1, saleIds: 1, deducted: 1, failed: 0 });
     expect(report.locked.retried.replayed).toBeGreaterThan(0);
