@@ -15,6 +15,8 @@ interface LeaseStore {
   readonly name: string;
   /** The lease's ttl: etcd grants whole seconds, and no less than 2 s on the test cluster. */
   readonly ttl: number;
+  /** How long after its ttl the store may take to end a lease nobody renews (etcd: its sweep, then a commit). */
+  readonly expiryLag: number;
   start(): Promise<void>;
   env(): Record<string, string>;
   restart(): Promise<void>;
@@ -26,6 +28,7 @@ function redisStore(): LeaseStore {
   return {
     name: 'a Redis server',
     ttl: 1500,
+    expiryLag: 0,
     async start() {
       server = await startRedisServer();
     },
@@ -43,6 +46,7 @@ function etcdStore(): LeaseStore {
   return {
     name: 'a 3-member etcd cluster',
     ttl: 2000,
+    expiryLag: 1000,
     async start() {
       cluster = await startEtcdCluster(3);
     },
@@ -111,7 +115,7 @@ describe.each([redisStore(), etcdStore()])('instances campaigning for one leader
     for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1]);
   }
 
-  it('elects one leader at a time; SIGKILL hands over within the ttl, SIGTERM within a second', async () => {
+  it('elects one leader at a time; SIGKILL hands over once the lease ends, SIGTERM before it would', async () => {
     await campaign(3);
     const first = await termAfter(0);
     // the followers keep asking for a whole ttl, and are refused
@@ -130,8 +134,10 @@ describe.each([redisStore(), etcdStore()])('instances campaigning for one leader
     const third = await termAfter(stoppedAt);
     const afterStop = third.enteredAt - stoppedAt;
 
-    expect(afterKill).toBeLessThan(ttl + 1000);
-    expect(afterStop).toBeLessThan(1000);
+    // the lease ends by its ttl (and the store's lag); a second more for the followers' next ask on a busy machine
+    expect(afterKill).toBeLessThan(ttl + store.expiryLag + 1000);
+    // a resigning leader hands over at once: far sooner than a lease left to run out would
+    expect(afterStop).toBeLessThan(ttl);
     await children[indexOf(second)].waitFor('closed');
     expect(children[indexOf(second)].output()).toMatch(/aborted resigned\nlate write accepted\nresigned\nclosed\n$/);
     const report = await resource.report(counter);
