@@ -128,7 +128,8 @@ describe('LockManager.close() drains', () => {
     const { manager, client, logger, prefix, storeClosed } = managerWith(200);
     const admin = new Redis(testRedisUrl());
     try {
-      const ttl = 600;
+      // long enough that a renewal late by a busy machine's stall still finds its lease
+      const ttl = 1500;
       const running = section(manager, 'doc:42', { ttl, metricKey: 'doc:<id>', onLost: 'throw' });
       const lock = await running.lock;
       const since = performance.now();
@@ -163,7 +164,7 @@ describe('LockManager.close() drains', () => {
 
   it('keeps the permits of sections that outlive the drain (a semaphore, a read lock) until each ends', async () => {
     const { manager, client, storeClosed, keysLeft } = managerWith(100);
-    const ttl = 600;
+    const ttl = 1500;
     const semaphore = section(manager, 'pool', { ttl, limit: 2 });
     const reader = section(manager, 'doc', { ttl, mode: 'read' });
     const [permit, readPermit] = await Promise.all([semaphore.lock, reader.lock]);
