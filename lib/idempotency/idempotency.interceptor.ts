@@ -27,6 +27,7 @@ import {
 import { httpLockException, type HttpErrorMapping } from '../transports/http.transport.js';
 import { lockErrorPayload } from '../transports/lock-error-payload.js';
 import type { IdempotentHandler } from './idempotent-handler.js';
+import { loadClassTransformer, serializedResult } from './serialized-result.js';
 
 /** The header a replayed response carries. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -75,6 +76,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         if (settings.required) throw new IdempotencyKeyInvalidError(settings.header, 'missing');
         return await runHandler();
       }
+      const transformer = await loadClassTransformer();
       const answer = await service.runIdempotent({
         key,
         scope: definition.scopeOf(context.getClass(), context.getHandler(), request),
@@ -90,6 +92,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
             status: response.statusCode ?? 200,
             contentType: typeof contentType === 'string' ? contentType : undefined,
             option,
+            serialize: (result) => serializedResult(result, transformer, context.getHandler(), context.getClass()),
           });
           return kept === undefined ? undefined : JSON.stringify(kept);
         },

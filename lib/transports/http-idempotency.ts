@@ -89,12 +89,19 @@ export interface KeptResponse {
 
 /**
  * What the first response's outcome is kept as, or `undefined` for one that is not (5xx, lock and other errors).
- * @param option where `@Idempotent()` is, for the refusal of a streamed body
+ * @param response.option where `@Idempotent()` is, for the refusal of a streamed body
+ * @param response.serialize what an object result becomes before its JSON is kept (the form the application's
+ *   serializer sends)
  * @throws LockConfigurationError for a streamed body (a `StreamableFile`, a stream): it cannot be kept
  */
 export function keptResponseOf(
   outcome: { readonly result: unknown } | { readonly error: unknown },
-  response: { readonly status: number; readonly contentType: string | undefined; readonly option: string },
+  response: {
+    readonly status: number;
+    readonly contentType: string | undefined;
+    readonly option: string;
+    readonly serialize?: (result: object) => unknown;
+  },
 ): KeptResponse | undefined {
   const { status, contentType } = response;
   if ('error' in outcome) {
@@ -120,7 +127,8 @@ export function keptResponseOf(
     );
   }
   // what Express and Fastify send for an object: its JSON (toJSON included)
-  return { status, kind: 'json', body: JSON.parse(JSON.stringify(result)) as unknown, ...type };
+  const serialized = response.serialize ? response.serialize(result) : result;
+  return { status, kind: 'json', body: JSON.parse(JSON.stringify(serialized)) as unknown, ...type };
 }
 
 function isStreamable(value: unknown): boolean {

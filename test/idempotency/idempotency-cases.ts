@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { LockModule } from '../../lib/index.js';
 import { startApp, type Platform } from '../support/nest-app/create-app.js';
 import type { StoreKind, StorePair } from '../support/stores.js';
+import { AccountsController } from './fixtures/accounts.controller.js';
 import { LEDGER, Ledger, ShopController } from './fixtures/shop.controller.js';
 
 /** One HTTP answer, as a client reads it. */
@@ -31,7 +32,7 @@ async function startShop(
     [pair.store, pair.other].map((store) => {
       @Module({
         imports: [LockModule.forRoot({ store, ttl: '2s' })],
-        controllers: [ShopController],
+        controllers: [ShopController, AccountsController],
         providers: [{ provide: LEDGER, useValue: ledger }],
       })
       class ShopModule {}
@@ -218,6 +219,25 @@ export function describeIdempotency(kind: StoreKind, platforms: readonly Platfor
       expect(again.text).toBe(first.text);
       expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
       expect(shop.ledger.runs.receipt).toBe(1);
+    });
+
+    it('keeps what the class serializer sent: a field it left out is not replayed', async () => {
+      for (const [path, route] of [
+        ['accounts', 'account'],
+        ['accounts/plain', 'plain account'],
+      ]) {
+        const key = randomUUID();
+        const first = await post(`${shop.urls[0]}/${path}`, { 'idempotency-key': key });
+        const again = await post(`${shop.urls[1]}/${path}`, { 'idempotency-key': key });
+        expect(first.status).toBe(201);
+        expect(first.text).not.toContain('argon2id');
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        expect(again.body).toEqual(first.body);
+        expect(shop.ledger.runs[route]).toBe(1);
+      }
+      // the group the handler names is kept as the serializer sent it
+      const owner = await post(`${shop.urls[0]}/accounts`, { 'idempotency-key': randomUUID() });
+      expect(owner.body).toMatchObject({ email: 'ann@example.test' });
     });
   });
 }
