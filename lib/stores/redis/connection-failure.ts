@@ -3,6 +3,12 @@ import { describeFailureKind, failureKind, isNetworkError } from '../../utils/fa
 import { commandTimeoutOf, isCluster } from './client/port-settings.js';
 import { labelOfServer } from './node-label.js';
 
+/**
+ * How long a command refused NOAUTH waits for the connection's own error: node-redis sends commands behind its
+ * `AUTH` and may report that `AUTH`'s refusal (WRONGPASS) only after their answers.
+ */
+const AUTH_ERROR_GRACE = 500;
+
 /** The watch on each client that has one: every store on that client (its permits too) tells failures by it. */
 const watches = new WeakMap<RedisClientPort, ConnectionWatch>();
 
@@ -38,6 +44,25 @@ export class ConnectionWatch {
     // node-redis sends the commands behind a refused AUTH, and the server answers them NOAUTH
     if (kind === 'NOAUTH' && failureKind(this.lastError) === 'WRONGPASS') return this.lastError;
     return error;
+  }
+
+  /**
+   * {@link causeOf}, once a command refused NOAUTH has given the connection up to {@link AUTH_ERROR_GRACE} ms
+   * to report a refused password: the server's NOAUTH to a command sent behind a wrong password is no cause.
+   */
+  async settledCauseOf(error: unknown): Promise<unknown> {
+    if (this.lastError === undefined && failureKind(error) === 'NOAUTH') {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          this.client.off('error', done);
+          resolve();
+        };
+        const timer = setTimeout(done, AUTH_ERROR_GRACE);
+        this.client.on('error', done);
+      });
+    }
+    return this.causeOf(error);
   }
 
   stop(): void {

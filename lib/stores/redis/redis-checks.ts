@@ -107,7 +107,7 @@ async function loadScripts(node: RedisClientPort, where: string, connection?: Co
   const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failed === undefined) return;
   const error: unknown = failed.reason;
-  const cause = connection?.causeOf(error) ?? error;
+  const cause = connection ? await connection.settledCauseOf(error) : error;
   const unreachable = describeConnectionFailure(cause, node.options.commandTimeout);
   if (unreachable !== undefined) {
     throw redisStoreError(`reach Redis at ${labelOfServer(node)}`, undefined, cause, unreachable);
