@@ -27,14 +27,15 @@ describe('the @Cron report job guarded by @WithLock on three instances', () => {
       return { tick: Number(tick), instance };
     });
 
-  it('runs the report once per tick, on one of the three instances', async () => {
+  it('runs the report at most once per tick, on one of the three instances', async () => {
     const first = Math.floor(Date.now() / 1000) + 1;
     // three ticks are complete once the fourth has a run: cron drops a run that would start > 250 ms late
     await until(async () => (await runs()).some((run) => run.tick >= first + 3), 8000);
     const recorded = await runs();
-    for (const tick of [first, first + 1, first + 2]) {
-      expect(recorded.filter((run) => run.tick === tick)).toHaveLength(1);
-    }
+    const perTick = [first, first + 1, first + 2].map((tick) => recorded.filter((run) => run.tick === tick).length);
+    // a tick every instance fired over 250 ms late (a busy machine) is skipped by cron itself: none ran it
+    expect(perTick.every((count) => count <= 1)).toBe(true);
+    expect(perTick).toContain(1);
   });
 
   it('claims the tick after a run that took a millisecond until just before the next one, and frees the key', async () => {
