@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { LockService } from '../../../../lib/index.js';
+import { LockService, LockStoreError } from '../../../../lib/index.js';
 import { resourceKeys } from '../../../../lib/stores/redis/resource-keys.js';
 import { channelListeners } from '../../../support/channel-listeners.js';
 import { nodeRedisCluster, type NodeRedisClient } from '../../../support/client-stores.js';
@@ -86,7 +86,13 @@ describe('a node-redis 6 createCluster() given to the module, through a failover
     await held.release();
     await sleep(300);
     await proxies.get(newMaster)!.refuse(false);
-    const next = await waiting;
+    // the woken ask may meet node-redis' own rediscovery of the slots, which destroys the connection it went out
+    // on ("Disconnects client"): sleeping 60 s otherwise, it was asked only because the waiter woke; ask again
+    const next = await waiting.catch((error: unknown) => {
+      const cause = error instanceof LockStoreError ? (error.cause as Error | undefined) : undefined;
+      if (!/Disconnects client/.test(cause?.message ?? '')) throw error;
+      return waiter.get(LockService).acquire('order', { wait: 5000 });
+    });
     expect(performance.now() - released).toBeLessThan(6000);
     await next.release();
   }, 120_000);
