@@ -6,7 +6,7 @@ import { startChild, type ChildHandle } from '../support/child-process.js';
 import { startEtcdCluster, type EtcdClusterHandle } from '../support/etcd-cluster.js';
 import { FencedResource, LostUpdateCounter, type SectionRecord } from '../support/invariants.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
-import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+import { ETCD_EXPIRY_LAG, testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 const leaderApp = fileURLToPath(new URL('./leader-app.ts', import.meta.url));
 
@@ -46,7 +46,7 @@ function etcdStore(): LeaseStore {
   return {
     name: 'a 3-member etcd cluster',
     ttl: 2000,
-    expiryLag: 1000,
+    expiryLag: ETCD_EXPIRY_LAG,
     async start() {
       cluster = await startEtcdCluster(3);
     },

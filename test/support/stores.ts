@@ -257,7 +257,7 @@ let sharedEtcd: Promise<EtcdClusterHandle> | undefined;
  * sweep (every 500 ms, then a commit) may take on a loaded machine.
  */
 const ETCD_LEAST_LEASE = 2000;
-const ETCD_EXPIRY_LAG = 1000;
+export const ETCD_EXPIRY_LAG = 1000;
 
 export const etcdKind: EtcdStoreKind = {
   name: 'EtcdLockStore on a 3-member etcd cluster',
