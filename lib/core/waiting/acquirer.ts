@@ -48,9 +48,10 @@ export interface Acquisition {
   offered: boolean;
 }
 
-/** A waiter's first attempt, refused: when it was sent, and the holder's remaining lease it was told. */
+/** A waiter's first attempt, refused: when it was sent and answered, and the holder's remaining lease it was told. */
 export interface Refusal {
   readonly sentAt: number;
+  readonly answeredAt: number;
   readonly remainingTtl: number | undefined;
 }
 
@@ -164,7 +165,12 @@ export class Acquirer {
     if (!('remainingTtl' in first)) return first;
     this.observer.contended(trace, first.remainingTtl);
     if (settings.wait === 0) return first;
-    return this.waitAfterRefusal(acquisition, { sentAt: acquisition.sentAt, remainingTtl: first.remainingTtl });
+    const { sentAt } = acquisition;
+    return this.waitAfterRefusal(acquisition, {
+      sentAt,
+      answeredAt: performance.now(),
+      remainingTtl: first.remainingTtl,
+    });
   }
 
   /** Waits for the key after the first refusal: in the key's local queue, whose head asks the store. */
@@ -222,14 +228,28 @@ export class Acquirer {
    * release since the refusal), then sleeps until a release or its backoff, and takes what that release
    * granted it directly or handed over, if anything. A head told of its turn sleeps `retry.maxDelay` instead of
    * its backoff: another request would only find its place again. Every sleep ends by the holder's lease end
-   * and the deadline. Ends with a grant, a refusal at the deadline, or a late grant with no time left to ask
-   * again.
+   * and the deadline, and so does the wait for the release watch to open. Ends with a grant, a refusal at the
+   * deadline, or a late grant with no time left to ask again.
    */
   protected async waitAsHead(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
     const { key, token, settings, trace, deadline } = acquisition;
     if (this.shutdown.begun) throw shuttingDownError(key);
-    const { watch, covered } = await this.watchReleases(acquisition, queue, refused);
+    const opening = this.watchReleases(acquisition, queue, refused);
     let last: Attempt = { remainingTtl: refused?.remainingTtl };
+    // when the holder's lease ends at the latest, as the last refusal said (`performance.now()` time)
+    let holderEnds = leaseEnd(refused?.remainingTtl, refused?.answeredAt);
+    // a crashed holder sends no notice: a watch slow to open (a subscription's own connection on a busy server)
+    // must not keep us waiting past the holder's lease, so at its end we ask without the watch
+    while (holderEnds !== undefined && !(await openedBefore(opening, Math.min(holderEnds + 1, deadline)))) {
+      if (this.shutdown.begun) throw shuttingDownError(key);
+      if (performance.now() >= deadline) return last;
+      last = await this.attempt(acquisition, { again: true, ttl: deadline - performance.now(), next: true });
+      if (retrying(last)) continue;
+      if (!('remainingTtl' in last)) return last;
+      this.observer.contended(trace, last.remainingTtl);
+      holderEnds = leaseEnd(last.remainingTtl, performance.now());
+    }
+    const { watch, covered } = await opening;
     for (let round = 0; ; round++) {
       if (this.shutdown.begun) throw shuttingDownError(key);
       const local = this.leases.holderOf(key);
@@ -240,11 +260,17 @@ export class Acquirer {
         if (retrying(last)) continue;
         if (!('remainingTtl' in last)) return last;
         this.observer.contended(trace, last.remainingTtl);
+        holderEnds = leaseEnd(last.remainingTtl, performance.now());
       }
       const remaining = deadline - performance.now();
       if (remaining <= 0) return local ? { remainingTtl: local.remainingTime } : last;
-      // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends
-      const holderLeft = local ? local.remainingTime : 'remainingTtl' in last ? last.remainingTtl : undefined;
+      // a local holder wakes us on release; a remote one by notice, at the latest when its lease ends (counted
+      // from the refusal's answer, not from now: the time since went by on the holder's lease too)
+      const holderLeft = local
+        ? local.remainingTime
+        : holderEnds !== undefined
+          ? holderEnds - performance.now()
+          : undefined;
       const backoff =
         !local && this.toldOfTurn(acquisition, watch)
           ? toldWaiterDelay(settings.retry)
@@ -471,6 +497,20 @@ async function turnBefore(turn: Promise<void>, deadline: number): Promise<boolea
     remaining,
     () => false,
   );
+}
+
+/** Whether `opening` settles before `until` (a `performance.now()` time); a failure to open is thrown. */
+function openedBefore(opening: Promise<unknown>, until: number): Promise<boolean> {
+  return raceDeadline(
+    opening.then(() => true),
+    Math.max(0, until - performance.now()),
+    () => false,
+  );
+}
+
+/** When a lease with `remainingTtl` ms left at `answeredAt` ends, if both are known. */
+function leaseEnd(remainingTtl: number | undefined, answeredAt: number | undefined): number | undefined {
+  return remainingTtl === undefined || answeredAt === undefined ? undefined : answeredAt + remainingTtl;
 }
 
 /** The first request of an acquisition: with a place in the store's line when it may wait. */
