@@ -69,4 +69,23 @@ describe('LeaseRenewer', () => {
     blockEventLoop(400);
     expect(await lostToo).toBe('stalled');
   });
+
+  it("names the store's last error as the cause of a lease lost to an unreachable store", async () => {
+    const store = new MemoryLockStore();
+    let renewals = 0;
+    // the first renewal fails, the retry is never answered: the lease runs out with a renewal in flight
+    store.extendMany = (batch) =>
+      ++renewals === 1 ? Promise.resolve(batch.map(() => new Error('member unreachable'))) : new Promise(() => {});
+    let report!: (loss: { reason: LockLostReason; cause: unknown }) => void;
+    const loss = new Promise<{ reason: LockLostReason; cause: unknown }>((resolve) => (report = resolve));
+    renewer.stop();
+    renewer = new LeaseRenewer(store, (_lock, reason, cause) => report({ reason, cause }));
+    renewer.add(leaseWith(1000, 1500), 'renew');
+    const { reason, cause } = await loss;
+    expect({ reason, cause: (cause as Error | undefined)?.message }).toEqual({
+      reason: 'store-unreachable',
+      cause: 'member unreachable',
+    });
+    expect(renewals).toBe(2);
+  });
 });

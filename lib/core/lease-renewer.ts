@@ -10,6 +10,8 @@ interface Tracked {
   dueAt: number;
   /** Since when renewals have been failing, if they are. */
   failingSince?: number;
+  /** The store error the last failing renewal met: the cause of a loss to an unreachable store. */
+  lastError?: Error;
   inFlight: boolean;
 }
 
@@ -108,7 +110,7 @@ export class LeaseRenewer {
     const due: Tracked[] = [];
     let next = Infinity;
     for (const entry of this.tracked.values()) {
-      if (now >= entry.lock.validUntil) this.lose(entry, this.reasonForExpiry(entry, dueAt));
+      if (now >= entry.lock.validUntil) this.lose(entry, this.reasonForExpiry(entry, dueAt), entry.lastError);
       else if (entry.renew && !entry.inFlight && now + entry.lock.ttl / 6 >= entry.dueAt) {
         // renewing a little early lets leases taken at nearby times share one batch
         entry.inFlight = true;
@@ -123,7 +125,9 @@ export class LeaseRenewer {
   /** Reports `lock` lost now when its validity has passed, as its timer would once it runs. */
   loseIfOverdue(lock: Lock): void {
     const entry = this.tracked.get(lock);
-    if (entry && performance.now() >= lock.validUntil) this.lose(entry, this.reasonForExpiry(entry, this.timerDue));
+    if (entry && performance.now() >= lock.validUntil) {
+      this.lose(entry, this.reasonForExpiry(entry, this.timerDue), entry.lastError);
+    }
   }
 
   /** Sends one batch, then yields to the event loop before the next, so thousands of renewals never block it long. */
@@ -162,6 +166,7 @@ export class LeaseRenewer {
           return;
         }
         entry.failingSince = undefined;
+        entry.lastError = undefined;
         entry.dueAt = sentAt + entry.lock.ttl / 3;
         this.report(() => this.hooks.renewed?.(entry.lock));
       } else if (outcome === false) {
@@ -170,6 +175,7 @@ export class LeaseRenewer {
         this.lose(entry, 'store-unreachable', outcome);
       } else {
         entry.failingSince ??= sentAt;
+        entry.lastError = outcome;
         entry.dueAt = now + Math.min(RETRY_DELAY, entry.lock.validUntil - now);
       }
     });

@@ -445,7 +445,7 @@ export function describeStoreContract(kind: StoreKind): void {
       const lost = locks.filter((_, i) => !believed[i]);
       // a renewal is sent a third into the lease: a store silent for the other two thirds could not renew it
       if (longestSilence < (2 * ttl) / 3 - PROBE_PERIOD) {
-        expect(lost.map((lock) => `${lock.key}: ${String(lock.signal.reason)}`)).toEqual([]);
+        expect(lost.map((lock) => `${lock.key}: ${lostBecause(lock)}`)).toEqual([]);
       } else {
         // the machine starved the servers (or this process): leases may end, each told why, none taken
         console.log(`the store answered nothing for ${Math.round(longestSilence)} ms: ${lost.length} leases ended`);
@@ -455,6 +455,13 @@ export function describeStoreContract(kind: StoreKind): void {
       await holder.releaseAll(locks);
     }, 90_000);
   });
+}
+
+/** Why `lock` was lost, with the store error behind it when there was one (what a failing run needs to tell). */
+function lostBecause(lock: Lock): string {
+  const reason = lock.signal.reason as Error | undefined;
+  const cause = reason?.cause instanceof Error ? reason.cause.message : undefined;
+  return cause === undefined ? String(reason) : `${String(reason)} (after: ${cause})`;
 }
 
 /** How often {@link probeSilence} asks the store. */
