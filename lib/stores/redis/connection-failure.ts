@@ -2,6 +2,7 @@ import type { RedisClientPort } from './client/redis-client-port.js';
 import { describeFailureKind, failureKind, isNetworkError } from '../../utils/failure-kind.js';
 import { commandTimeoutOf, isCluster } from './client/port-settings.js';
 import { labelOfServer } from './node-label.js';
+import { setTimeoutAfterReads } from '../../utils/timeout-after-reads.js';
 
 /**
  * How long a command refused NOAUTH waits for the connection's own error: node-redis sends commands behind its
@@ -20,11 +21,18 @@ const watches = new WeakMap<RedisClientPort, ConnectionWatch>();
 export class ConnectionWatch {
   /** The last error of the connection since it was last ready. */
   private lastError: unknown;
+  /**
+   * The last refusal of the connection's credentials (`WRONGPASS`) since it was last ready: the cause of what
+   * fails after it, though the reconnects that follow report socket errors of their own (`ECONNRESET`).
+   */
+  private refusedAuth: unknown;
   private readonly onError = (error: unknown): void => {
     this.lastError = error;
+    if (failureKind(error) === 'WRONGPASS') this.refusedAuth = error;
   };
   private readonly onReady = (): void => {
     this.lastError = undefined;
+    this.refusedAuth = undefined;
   };
 
   constructor(private readonly client: RedisClientPort) {
@@ -38,11 +46,12 @@ export class ConnectionWatch {
    * command only says it gave up or got no answer while the connection was failing.
    */
   causeOf(error: unknown): unknown {
-    if (this.lastError === undefined) return error;
     const kind = failureKind(error);
-    if (kind === undefined || kind === 'not connected' || kind === 'timeout') return this.lastError;
     // node-redis sends the commands behind a refused AUTH, and the server answers them NOAUTH
-    if (kind === 'NOAUTH' && failureKind(this.lastError) === 'WRONGPASS') return this.lastError;
+    if (kind === 'NOAUTH') return this.refusedAuth ?? error;
+    if (kind === undefined || kind === 'not connected' || kind === 'timeout') {
+      return this.refusedAuth ?? this.lastError ?? error;
+    }
     return error;
   }
 
@@ -51,15 +60,20 @@ export class ConnectionWatch {
    * to report a refused password: the server's NOAUTH to a command sent behind a wrong password is no cause.
    */
   async settledCauseOf(error: unknown): Promise<unknown> {
-    if (this.lastError === undefined && failureKind(error) === 'NOAUTH') {
+    if (this.refusedAuth === undefined && failureKind(error) === 'NOAUTH') {
       await new Promise<void>((resolve) => {
         const done = (): void => {
-          clearTimeout(timer);
-          this.client.off('error', done);
+          cancelGrace();
+          this.client.off('error', heard);
           resolve();
         };
-        const timer = setTimeout(done, AUTH_ERROR_GRACE);
-        this.client.on('error', done);
+        // other errors (a reconnect's socket reset) may come first: only the refusal ends the grace early
+        const heard = (): void => {
+          if (this.refusedAuth !== undefined) done();
+        };
+        // judged after the sockets are read: a refusal that came during a stall of this process still counts
+        const cancelGrace = setTimeoutAfterReads(done, AUTH_ERROR_GRACE);
+        this.client.on('error', heard);
       });
     }
     return this.causeOf(error);
