@@ -398,7 +398,9 @@ export function describeStoreContract(kind: StoreKind): void {
     it("aborts the holder's signal with LockLostError when its lease is deleted under it", async () => {
       const holder = manager(pair.store);
       // each step bounded on its own, so that a hang names its step rather than jest's timeout for the test
-      const lock = await within(holder.acquire('victim', { ttl: ttlOf(600), autoRenew: true }), 10_000, 'the acquire');
+      // renewed a third in, with a second to answer: a 600 ms lease left a loaded Cluster 400 ms, and ran out
+      // unrenewed ('store-unreachable') before a renewal could say it was taken
+      const lock = await within(holder.acquire('victim', { ttl: ttlOf(1500), autoRenew: true }), 10_000, 'the acquire');
       await within(pair.deleteLease('victim'), 10_000, "the operator's delete");
       // the holder may have heard of its loss (a renewal a third into the lease) before the delete's reply came
       const reason = await within(abortReason(lock.signal), 10_000, "the holder's abort");
