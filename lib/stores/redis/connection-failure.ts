@@ -47,8 +47,11 @@ export class ConnectionWatch {
    */
   causeOf(error: unknown): unknown {
     const kind = failureKind(error);
-    // node-redis sends the commands behind a refused AUTH, and the server answers them NOAUTH
-    if (kind === 'NOAUTH') return this.refusedAuth ?? error;
+    // node-redis sends the commands behind a refused AUTH: the server answers them NOAUTH, or they meet the
+    // connection it cuts after the refusal
+    if (mayFollowRefusedAuth(error)) {
+      return this.refusedAuth ?? (kind === undefined ? (this.lastError ?? error) : error);
+    }
     if (kind === undefined || kind === 'not connected' || kind === 'timeout') {
       return this.refusedAuth ?? this.lastError ?? error;
     }
@@ -56,11 +59,12 @@ export class ConnectionWatch {
   }
 
   /**
-   * {@link causeOf}, once a command refused NOAUTH has given the connection up to {@link AUTH_ERROR_GRACE} ms
-   * to report a refused password: the server's NOAUTH to a command sent behind a wrong password is no cause.
+   * {@link causeOf}, once a command refused NOAUTH (or cut off with its socket) has given the connection up to
+   * {@link AUTH_ERROR_GRACE} ms to report a refused password: the server's NOAUTH to a command sent behind a
+   * wrong password is no cause, nor is the connection node-redis cuts after the refusal (seen on Node 22).
    */
   async settledCauseOf(error: unknown): Promise<unknown> {
-    if (this.refusedAuth === undefined && failureKind(error) === 'NOAUTH') {
+    if (this.refusedAuth === undefined && mayFollowRefusedAuth(error)) {
       await new Promise<void>((resolve) => {
         const done = (): void => {
           cancelGrace();
@@ -84,6 +88,17 @@ export class ConnectionWatch {
     this.client.off('ready', this.onReady);
     if (watches.get(this.client) === this) watches.delete(this.client);
   }
+}
+
+/**
+ * Whether a command's failure may be the echo of a refused `AUTH` that the client has yet to report: answered
+ * NOAUTH behind it, or cut off with the connection node-redis closes after it ("Socket closed unexpectedly").
+ */
+function mayFollowRefusedAuth(error: unknown): boolean {
+  const kind = failureKind(error);
+  return (
+    kind === 'NOAUTH' || kind === 'ECONNRESET' || kind === 'EPIPE' || /Socket closed unexpectedly/.test(String(error))
+  );
 }
 
 /**
