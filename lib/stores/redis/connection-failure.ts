@@ -47,15 +47,12 @@ export class ConnectionWatch {
    */
   causeOf(error: unknown): unknown {
     const kind = failureKind(error);
-    // node-redis sends the commands behind a refused AUTH: the server answers them NOAUTH, or they meet the
-    // connection it cuts after the refusal
-    if (mayFollowRefusedAuth(error)) {
-      return this.refusedAuth ?? (kind === undefined ? (this.lastError ?? error) : error);
-    }
     if (kind === undefined || kind === 'not connected' || kind === 'timeout') {
       return this.refusedAuth ?? this.lastError ?? error;
     }
-    return error;
+    // node-redis sends the commands behind a refused AUTH: the server answers them NOAUTH, or they meet the
+    // connection it cuts after the refusal
+    return mayFollowRefusedAuth(error) ? (this.refusedAuth ?? error) : error;
   }
 
   /**
@@ -92,7 +89,8 @@ export class ConnectionWatch {
 
 /**
  * Whether a command's failure may be the echo of a refused `AUTH` that the client has yet to report: answered
- * NOAUTH behind it, or cut off with the connection node-redis closes after it ("Socket closed unexpectedly").
+ * NOAUTH behind it, or cut off with the connection node-redis closes after it ("Socket closed unexpectedly",
+ * `ECONNRESET`, `EPIPE`).
  */
 function mayFollowRefusedAuth(error: unknown): boolean {
   const kind = failureKind(error);
