@@ -1,6 +1,7 @@
 import { HttpException, UnsupportedMediaTypeException } from '@nestjs/common';
 import { IdempotencyKeyInvalidError, MAX_IDEMPOTENCY_KEY_LENGTH } from '../errors/idempotency-key-invalid.error.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
+import { keptHttpException, replayedHttpException } from './kept-http-exception.js';
 
 /** The parts of an Express or Fastify request that idempotency reads. */
 export interface IdempotentRequest {
@@ -78,13 +79,17 @@ function canonicalJson(value: unknown): string {
  * An HTTP handler's final response as kept: a returned body (`json`, `text`, `bytes` in base64, or `empty`)
  * with the status Nest answered it with and a `Content-Type` the handler set; or a 4xx `HttpException`'s
  * status and response body (`exception`), thrown again on replay so the application's exception filters shape
- * it as they did the first time.
+ * it as they did the first time (as the same class when it is one of Nest's, or extends one).
  */
 export interface KeptResponse {
   readonly status: number;
   readonly kind: 'json' | 'text' | 'bytes' | 'empty' | 'exception';
   readonly body?: unknown;
   readonly type?: string;
+  /** For `exception`: the nearest of Nest's own exception classes the thrown one is. */
+  readonly exception?: string;
+  /** For `exception`: its `errorCode` option. */
+  readonly errorCode?: string;
 }
 
 /**
@@ -109,7 +114,7 @@ export function keptResponseOf(
     if (!(error instanceof HttpException)) return undefined;
     const errorStatus = error.getStatus();
     if (errorStatus < 400 || errorStatus >= 500) return undefined;
-    return { status: errorStatus, kind: 'exception', body: error.getResponse() };
+    return { kind: 'exception', ...keptHttpException(error) };
   }
   if (status < 200 || status >= 500) return undefined;
   const type = contentType === undefined ? {} : { type: contentType };
@@ -144,7 +149,7 @@ function isStreamable(value: unknown): boolean {
 export function replayKeptResponse(kept: KeptResponse): unknown {
   switch (kept.kind) {
     case 'exception':
-      throw new HttpException(kept.body as string | Record<string, unknown>, kept.status);
+      throw replayedHttpException(kept);
     case 'bytes':
       return Buffer.from(kept.body as string, 'base64');
     case 'empty':

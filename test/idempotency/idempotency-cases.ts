@@ -177,6 +177,32 @@ export function describeIdempotency(kind: StoreKind, platforms: readonly Platfor
       expect(shop.ledger.runs.refused).toBe(1);
     });
 
+    it("replays a kept 4xx as Nest's class it was, so a filter that caught it by class catches it again", async () => {
+      const key = randomUUID();
+      const first = await post(`${shop.urls[0]}/shop/sold-out`, { 'idempotency-key': key });
+      expect(first.status).toBe(409);
+      expect(first.body).toMatchObject({
+        caughtAs: 'conflict',
+        errorCode: 'SOLD_OUT',
+        detail: { message: 'sold out' },
+      });
+      const again = await post(`${shop.urls[1]}/shop/sold-out`, { 'idempotency-key': key });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect({ status: again.status, body: again.body }).toEqual({ status: 409, body: first.body });
+      expect(shop.ledger.runs['sold-out']).toBe(1);
+    });
+
+    it("replays a pipe's refusal (400) through the filter that shaped it", async () => {
+      const key = randomUUID();
+      const first = await post(`${shop.urls[0]}/shop/count/many`, { 'idempotency-key': key });
+      expect(first.status).toBe(400);
+      expect(first.body).toMatchObject({ caughtAs: 'bad-request' });
+      const again = await post(`${shop.urls[1]}/shop/count/many`, { 'idempotency-key': key });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect({ status: again.status, body: again.body }).toEqual({ status: 400, body: first.body });
+      expect(shop.ledger.runs.count).toBeUndefined();
+    });
+
     it('keeps the keys of two callers apart with a scope', async () => {
       const key = randomUUID();
       const ann = await post(`${shop.urls[0]}/shop/mine`, { 'idempotency-key': key, 'x-user': 'ann' });
