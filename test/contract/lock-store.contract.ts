@@ -359,8 +359,10 @@ export function describeStoreContract(kind: StoreKind): void {
       async (_label, key) => {
         const token = newToken();
         expect((await pair.store.acquire({ key, token, ttl: 5000, fencing: true })).acquired).toBe(true);
+        // asked again when the store could not answer in time (one GET of these timed out at 2 s on a machine
+        // starved by other work): what is judged is what the store says, not how fast it says it
         for (const otherKey of ADVERSARIAL_KEYS.filter((k) => k !== key)) {
-          expect((await pair.other.inspect(otherKey)).held).toBe(false);
+          expect((await inspectPatiently(pair.other, otherKey)).held).toBe(false);
         }
         expect((await pair.other.acquire({ key, token: newToken(), ttl: 5000, fencing: true })).acquired).toBe(false);
         expect(await pair.store.release(key, token)).toBe(true);
