@@ -54,8 +54,14 @@ describe('LockService.idempotent()', () => {
   it('refuses a duplicate while the first runs, and lets one that waits get the first result', async () => {
     const key = randomUUID();
     let finish!: (value: string) => void;
-    const running = first.idempotent(key, () => new Promise<string>((resolve) => (finish = resolve)));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    let started!: () => void;
+    const runs = new Promise<void>((resolve) => (started = resolve));
+    // the duplicate comes once the first runs (a fixed pause let it come first on a busy machine, and run)
+    const running = first.idempotent(key, () => {
+      started();
+      return new Promise<string>((resolve) => (finish = resolve));
+    });
+    await runs;
     await expect(second.idempotent(key, () => 'twice')).rejects.toBeInstanceOf(LockNotAcquiredError);
     const waiting = second.idempotent(key, () => 'twice', { wait: '5s' });
     finish('once');
