@@ -1,7 +1,7 @@
 import { HttpException, UnsupportedMediaTypeException } from '@nestjs/common';
 import { IdempotencyKeyInvalidError, MAX_IDEMPOTENCY_KEY_LENGTH } from '../errors/idempotency-key-invalid.error.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
-import { keptHttpException, replayedHttpException } from './kept-http-exception.js';
+import { keptHttpException, replayedHttpException, type KeptHttpException } from './kept-http-exception.js';
 
 /** The parts of an Express or Fastify request that idempotency reads. */
 export interface IdempotentRequest {
@@ -81,15 +81,9 @@ function canonicalJson(value: unknown): string {
  * status and response body (`exception`), thrown again on replay so the application's exception filters shape
  * it as they did the first time (as the same class when it is one of Nest's, or extends one).
  */
-export interface KeptResponse {
-  readonly status: number;
+export interface KeptResponse extends KeptHttpException {
   readonly kind: 'json' | 'text' | 'bytes' | 'empty' | 'exception';
-  readonly body?: unknown;
   readonly type?: string;
-  /** For `exception`: the nearest of Nest's own exception classes the thrown one is. */
-  readonly exception?: string;
-  /** For `exception`: its `errorCode` option. */
-  readonly errorCode?: string;
 }
 
 /**

@@ -52,7 +52,7 @@ export class ConnectionWatch {
     }
     // node-redis sends the commands behind a refused AUTH: the server answers them NOAUTH, or they meet the
     // connection it cuts after the refusal
-    return mayFollowRefusedAuth(error) ? (this.refusedAuth ?? error) : error;
+    return mayFollowRefusedAuth(error, kind) ? (this.refusedAuth ?? error) : error;
   }
 
   /**
@@ -92,8 +92,7 @@ export class ConnectionWatch {
  * NOAUTH behind it, or cut off with the connection node-redis closes after it ("Socket closed unexpectedly",
  * `ECONNRESET`, `EPIPE`).
  */
-function mayFollowRefusedAuth(error: unknown): boolean {
-  const kind = failureKind(error);
+function mayFollowRefusedAuth(error: unknown, kind = failureKind(error)): boolean {
   return (
     kind === 'NOAUTH' || kind === 'ECONNRESET' || kind === 'EPIPE' || /Socket closed unexpectedly/.test(String(error))
   );
