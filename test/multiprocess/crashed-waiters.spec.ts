@@ -33,7 +33,7 @@ describe('permit waiters of a process that was SIGKILLed while they waited', () 
     ['a semaphore of limit 1', { limit: 1 }],
     ['a readers-writer key, all writers', { mode: 'write' }],
   ] as const)(
-    'cost a live waiter on %s one hand-off window: it is granted within 100 ms of the release',
+    'cost a live waiter on %s one hand-off window, not one per dead place: granted within 1 s of the release',
     async (_name, shape) => {
       const holder = await room.manager().acquire(KEY, { ...shape, ttl: '30s' });
       const crashing = startChild(waitingProcess, {
@@ -59,10 +59,10 @@ describe('permit waiters of a process that was SIGKILLed while they waited', () 
       const lock = await asked;
       const served = performance.now() - released;
 
-      // the 100 ms cover one hand-off window (20 ms) for the first dead place, the live process's look after
-      // it, and one request whose script walks the 301 places; skipping the dead places one window each
-      // would take 300 windows
-      expect(served).toBeLessThan(100);
+      // one hand-off window (20 ms) for the first dead place, the live process's look after it, and one request
+      // whose script walks the 301 places: 20-60 ms, 138 ms on a machine with both cores busy; skipping the dead
+      // places one window each would take 300 windows (6 s), so 1 s still tells the two apart
+      expect(served).toBeLessThan(1000);
       expect(lock.isHeld).toBe(true);
       await lock.release();
     },
