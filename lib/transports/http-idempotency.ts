@@ -108,7 +108,8 @@ export function keptResponseOf(
     if (!(error instanceof HttpException)) return undefined;
     const errorStatus = error.getStatus();
     if (errorStatus < 400 || errorStatus >= 500) return undefined;
-    return { kind: 'exception', ...keptHttpException(error) };
+    const kept = keptHttpException(error);
+    return kept && { kind: 'exception', ...kept };
   }
   if (status < 200 || status >= 500) return undefined;
   const type = contentType === undefined ? {} : { type: contentType };

@@ -9,9 +9,16 @@ class Teapot extends HttpException {
   }
 }
 
+class OrderInvalid extends BadRequestException {}
+
+/** What a store holds of a kept exception. */
+function stored(exception: HttpException): string {
+  return JSON.stringify(keptHttpException(exception));
+}
+
 /** The exception a kept one is thrown again as, after the round trip through JSON a store makes. */
 function roundTrip(exception: HttpException): HttpException {
-  return replayedHttpException(JSON.parse(JSON.stringify(keptHttpException(exception))) as never);
+  return replayedHttpException(JSON.parse(stored(exception)) as never);
 }
 
 describe('kept HTTP exceptions', () => {
@@ -41,6 +48,37 @@ describe('kept HTTP exceptions', () => {
     expect([plain.getStatus(), plain.getResponse()]).toEqual([409, 'nope']);
   });
 
+  it("keeps an error given as the body as the status text Nest sends for it, none of the error's fields", () => {
+    const failure = Object.assign(new Error('duplicate key value violates unique constraint "users_email_key"'), {
+      detail: 'Key (email)=(alice@example.com) already exists.',
+      parameters: ['alice@example.com', 'pbkdf2$secret-hash'],
+    });
+    const thrown = new ConflictException(failure);
+    expect(stored(thrown)).not.toMatch(/alice|secret|duplicate/);
+    const replayed = roundTrip(thrown);
+    expect(replayed).toBeInstanceOf(ConflictException);
+    expect([replayed.getStatus(), replayed.getResponse()]).toEqual([409, { statusCode: 409, message: 'Conflict' }]);
+    expect(replayed.message).not.toMatch(/duplicate/);
+  });
+
+  it("gives the replay the thrown class's name, message and error code, whatever Nest's version does with them", () => {
+    class Refused extends OrderInvalid {
+      override readonly errorCode = 'ORDER_INVALID';
+    }
+    const thrown = new Refused({ message: ['quantity must be positive'], error: 'Bad Request' });
+    const replayed = roundTrip(thrown);
+    expect(replayed).toBeInstanceOf(BadRequestException);
+    expect([replayed.name, replayed.message]).toEqual(['Refused', 'Refused']);
+    expect((replayed as { errorCode?: string }).errorCode).toBe('ORDER_INVALID');
+    expect(roundTrip(new OrderInvalid({ message: [] })).message).toBe('Order Invalid');
+  });
+
+  it('keeps nothing of a body JSON cannot carry, so the retry runs again instead of failing the first answer', () => {
+    const cyclic: Record<string, unknown> = { message: 'loop' };
+    cyclic.self = cyclic;
+    expect(keptHttpException(new BadRequestException(cyclic))).toBeUndefined();
+  });
+
   it('trusts no class name a record gives against its status, and reads records kept without one', () => {
     const wrongStatus = replayedHttpException({ status: 400, body: { message: 'x' }, exception: 'ConflictException' });
     expect(wrongStatus).not.toBeInstanceOf(ConflictException);
@@ -49,6 +87,13 @@ describe('kept HTTP exceptions', () => {
       const unknown = replayedHttpException({ status: 400, body: { message: 'x' }, exception });
       expect(Object.getPrototypeOf(unknown)).toBe(HttpException.prototype);
     }
+    const foreign = replayedHttpException({
+      status: 400,
+      body: 'x',
+      errorCode: { toString: 'x' } as never,
+      name: 7 as never,
+    });
+    expect([(foreign as { errorCode?: unknown }).errorCode, foreign.name]).toEqual([undefined, 'HttpException']);
     const older = replayedHttpException({ status: 400, body: { message: 'x' } });
     expect(older).not.toBeInstanceOf(BadRequestException);
     expect(older.getResponse()).toEqual({ message: 'x' });

@@ -192,6 +192,19 @@ export function describeIdempotency(kind: StoreKind, platforms: readonly Platfor
       expect(shop.ledger.runs['sold-out']).toBe(1);
     });
 
+    it("replays a 4xx built from an error as Nest answered it, keeping none of the error's fields", async () => {
+      const key = randomUUID();
+      const first = await post(`${shop.urls[0]}/shop/taken`, { 'idempotency-key': key });
+      expect({ status: first.status, body: first.body }).toEqual({
+        status: 409,
+        body: { statusCode: 409, message: 'Conflict' },
+      });
+      const again = await post(`${shop.urls[1]}/shop/taken`, { 'idempotency-key': key });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect({ status: again.status, body: again.body }).toEqual({ status: 409, body: first.body });
+      expect(shop.ledger.runs.taken).toBe(1);
+    });
+
     it("replays a pipe's refusal (400) through the filter that shaped it", async () => {
       const key = randomUUID();
       const first = await post(`${shop.urls[0]}/shop/count/many`, { 'idempotency-key': key });
