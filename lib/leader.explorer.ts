@@ -4,6 +4,7 @@ import type { LeaderMethod } from './decorators/leader.decorator.js';
 import { LockConfigurationError } from './errors/lock-configuration.error.js';
 import type { Leadership } from './leadership/leadership.js';
 import type { LeadershipHandle } from './leadership/leadership-handle.js';
+import { leadTogether } from './leadership/lead-together.js';
 import { LEADER_METADATA } from './lock.constants.js';
 import { LockService } from './lock.service.js';
 
@@ -65,7 +66,14 @@ export class LeaderExplorer implements OnModuleInit, OnApplicationBootstrap, OnM
       const run = (leadership: Leadership): unknown =>
         found.length === 1
           ? found[0].method.call(found[0].instance, leadership)
-          : Promise.all(found.map(({ method, instance }) => method.call(instance, leadership)));
+          : leadTogether(
+              leadership,
+              found.map(
+                ({ method, instance }) =>
+                  (term: Leadership) =>
+                    method.call(instance, term),
+              ),
+            );
       this.handles.push(this.service.lead(name, run, found[0].definition.options));
     }
   }

@@ -185,6 +185,49 @@ describe('@Leader in a Nest application', () => {
     expect(terms.warm).toBe(terms.evict);
   });
 
+  it('keeps the term until every method of one name has returned when one of them throws', async () => {
+    let fail = (): void => undefined;
+    const failing = new Promise<void>((resolve) => (fail = resolve));
+    @Injectable()
+    class Flusher {
+      @Leader('pair', { ttl: '5s', backoff: '10s' })
+      async flush({ term, signal }: Leadership): Promise<void> {
+        log.push(`flush starts ${term}`);
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        // a write still on its way when the term ends
+        await sleep(300);
+        log.push(`flush returns ${term}`);
+      }
+    }
+    @Injectable()
+    class Loader {
+      @Leader('pair', { ttl: '5s', backoff: '10s' })
+      async load({ term }: Leadership): Promise<never> {
+        await failing;
+        log.push(`load throws ${term}`);
+        throw new Error('the cache is unreachable');
+      }
+    }
+    const keyPrefix = uniquePrefix();
+    await boot(keyPrefix, [Flusher, Loader]);
+    await until(() => log.length === 1);
+    await boot(keyPrefix, [Flusher, Loader]);
+    fail();
+    // the other instance, waiting, is elected once the first term's methods have all returned, not when one threw
+    await until(() => log.length >= 5);
+    const [firstTerm, secondTerm] = [...new Set(log.map((line) => Number(line.split(' ').at(-1))))];
+    expect(log.slice(0, 5).sort()).toEqual(
+      [
+        `flush starts ${firstTerm}`,
+        `load throws ${firstTerm}`,
+        `flush returns ${firstTerm}`,
+        `flush starts ${secondTerm}`,
+        `load throws ${secondTerm}`,
+      ].sort(),
+    );
+    expect(log.indexOf(`flush returns ${firstTerm}`)).toBeLessThan(log.indexOf(`flush starts ${secondTerm}`));
+  });
+
   it('refuses a bad name or option when the class is declared, before any bootstrap', () => {
     expect(() => {
       class Bad {
