@@ -1,5 +1,6 @@
 import { printable } from '../utils/printable.js';
-import { redactCredentials, redactValue } from '../utils/redact.js';
+import { isSecretOptionName, redactCredentials, redactValue } from '../utils/redact.js';
+import { UnshownValue } from './unshown-value.js';
 import { LockError } from './lock.error.js';
 
 /**
@@ -22,12 +23,15 @@ export class LockConfigurationError extends LockError {
     value: unknown,
     readonly expectation: string,
   ) {
-    super(`Invalid nestjs-lock option "${printable(option)}": ${describe(value)}; ${sentence(expectation)}`);
-    this.value = redactValue(value);
+    // an option named as a secret (`password`, `sentinelPassword`, a mistyped `pasword`) never shows its value
+    const shown = isSecretOptionName(option) && !(value instanceof UnshownValue) ? UnshownValue.of(value) : value;
+    super(`Invalid nestjs-lock option "${printable(option)}": ${describe(shown)}; ${sentence(expectation)}`);
+    this.value = shown instanceof UnshownValue ? `(${shown.description}, not shown)` : redactValue(shown);
   }
 }
 
 function describe(value: unknown): string {
+  if (value instanceof UnshownValue) return `got ${value.description} (not shown)`;
   if (typeof value === 'string') return `got the string ${printable(JSON.stringify(redactCredentials(value)))}`;
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `got ${value}`;
   if (value === null || value === undefined) return `got ${value}`;

@@ -1,3 +1,4 @@
+import { UnshownValue } from '../errors/unshown-value.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type {
   IdempotencyBaseOptions,
@@ -110,7 +111,8 @@ export function resolveIdempotencyCall(options: IdempotencyOptions): Idempotency
   for (const name of ['scope', 'fingerprint'] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== 'string') {
-      throw new LockConfigurationError(`idempotent().${name}`, value, 'expected a string');
+      // a caller's value (a user id): its type only
+      throw new LockConfigurationError(`idempotent().${name}`, UnshownValue.of(value), 'expected a string');
     }
   }
   return { ...shared, scope: options.scope ?? '', fingerprint: options.fingerprint ?? '' };

@@ -1,4 +1,5 @@
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../errors/idempotency-key-invalid.error.js';
+import { UnshownValue } from '../errors/unshown-value.js';
 import { LockConfigurationError } from '../errors/lock-configuration.error.js';
 import type { IdempotencyOptions } from '../interfaces/idempotent-options.interface.js';
 import { resolveIdempotencyCall } from './idempotency-settings.js';
@@ -18,7 +19,7 @@ export async function idempotentCall<T>(
     // the key itself is never shown: it may be a client's value
     throw new LockConfigurationError(
       'idempotent() key',
-      typeof key === 'string' ? `a string of ${key.length} characters` : key,
+      typeof key === 'string' ? new UnshownValue(`a string of ${key.length} characters`) : UnshownValue.of(key),
       `expected a string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
     );
   }

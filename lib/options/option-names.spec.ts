@@ -90,3 +90,18 @@ describe('checkOptionNames', () => {
     expect(`${error.message} ${JSON.stringify(error.value)}`).not.toContain('S3cr3t');
   });
 });
+
+describe('the value of an unknown option named as a secret', () => {
+  it('is never shown, in the message or on the error', () => {
+    for (const [options, scope] of [
+      [{ password: 'hunter2' }, 'redis'],
+      [{ pasword: 'hunter2' }, 'etcd'],
+      [{ sentinelPassword: 'hunter2' }, ''],
+    ] as const) {
+      const error = refusal(options, MODULE_OPTIONS, scope || undefined);
+      expect(error.message).not.toContain('hunter2');
+      expect(error.message).toContain('got a string (not shown)');
+      expect(JSON.stringify(error.value)).not.toContain('hunter2');
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { redactCredentials, redactUrl, redactValue } from './redact.js';
+import { isSecretOptionName, redactCredentials, redactUrl, redactValue } from './redact.js';
 
 describe('redactCredentials', () => {
   it.each<[string, string]>([
@@ -7,6 +7,10 @@ describe('redactCredentials', () => {
     ['redis://:S3cr3t@db:6379/0', 'redis://***@db:6379/0'],
     ['rediss://admin:p@ss@db:6380', 'rediss://***@db:6380'],
     ['redis://db:6379?password=S3cr3t&db=1', 'redis://db:6379?password=***&db=1'],
+    ['cache.example.net:6380,password=S3cr3t,ssl=True', 'cache.example.net:6380,password=***,ssl=True'],
+    ['host=db user=app password=S3cr3t dbname=app', 'host=db user=app password=*** dbname=app'],
+    ["host=db password='S3 cr\\'3t' dbname=app", 'host=db password=*** dbname=app'],
+    ['password=S3cr3t', 'password=***'],
     ['no URL at all', 'no URL at all'],
     ['redis://db:6379', 'redis://db:6379'],
     ['redis//:S3cr3t@db:6379', 'redis//***@db:6379'],
@@ -28,6 +32,7 @@ describe('redactUrl', () => {
     ['redis:/admin:S3 cr3t@db:6379', 'redis:/***@db:6379'],
     ['admin:S3cr3t@etcd-0', '***@etcd-0'],
     ['redis://db:6379', 'redis://db:6379'],
+    ['cache.example.net:6380,password=S3cr3t', 'cache.example.net:6380,password=***'],
   ])('turns the URL %s into %s, whatever part of it is malformed', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });
@@ -65,5 +70,21 @@ describe('redactValue', () => {
     const client = new Redis({ lazyConnect: true, password: 'S3cr3t' });
     expect(JSON.stringify(redactValue({ redis: client }))).not.toContain('S3cr3t');
     client.disconnect();
+  });
+});
+
+describe('isSecretOptionName', () => {
+  it.each<[string, boolean]>([
+    ['password', true],
+    ['redis.password', true],
+    ['redis.sentinelPassword', true],
+    ['etcd.pasword', true],
+    ['tls.privateKey', true],
+    ['postgres.password', true],
+    ['redis.host', false],
+    ['@WithLock(Job.run).ttl', false],
+    ['etcd.hosts[0]', false],
+  ])('%s holds a secret: %s', (option, secret) => {
+    expect(isSecretOptionName(option)).toBe(secret);
   });
 });

@@ -4,10 +4,21 @@
  * after the scheme of a store (`redis:pw@`, `rediss:`, `valkey:`, `http:`, `https:`).
  */
 const URL_CREDENTIALS = /(?<![\w+.-])((?:[a-z][a-z0-9+.-]*)?(?::\/+|\/{2,})|(?:rediss?|valkeys?|https?):)[^\s]*@/gi;
-/** A password passed as a query parameter (`?password=...`). */
-const QUERY_PASSWORD = /([?&](?:password|pass|pwd|auth)=)[^&#\s]*/gi;
+/**
+ * A password passed as a parameter: of a URL's query (`?password=...`), of a key=value connection string
+ * (libpq's `host=db password=...`, quoted or not), or of a comma-separated one (`host:6380,password=...`).
+ */
+const QUERY_PASSWORD = /((?:^|[?&,;\s])(?:password|pass|pwd|auth)\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^&#,;\s]*)/gi;
 /** Option names whose values are secrets (ioredis: `password`, `sentinelPassword`; TLS: `privateKey`, `key`). */
 const SECRET_NAME = /pass(word)?|secret|token|auth|private|^key$/i;
+/** Names of options that hold a secret, as written or mistyped (`password`, `sentinelPassword`, `pasword`). */
+const SECRET_OPTION = /pass(word)?|pasword|secret|private/i;
+
+/** Whether an option's path (`redis.password`, `etcd.auth.password`) ends in the name of a secret. */
+export function isSecretOptionName(option: string): boolean {
+  const names = option.split(/[.\s[\]]+/).filter((name) => name !== '');
+  return names.length > 0 && SECRET_OPTION.test(names[names.length - 1]);
+}
 /** How deep {@link redactValue} copies nested plain objects before it stops. */
 const MAX_DEPTH = 4;
 
@@ -25,7 +36,8 @@ export function redactCredentials(text: string): string {
  */
 export function redactUrl(url: string): string {
   const at = url.lastIndexOf('@');
-  if (at < 0) return url;
+  // a connection string that is not a URL may carry a password of its own (`host:6380,password=...`)
+  if (at < 0) return redactCredentials(url);
   const scheme = /^(?:[a-z][a-z0-9+.-]*(?::\/+|\/{2,})|(?:rediss?|valkeys?|https?):|\/{2,})/i.exec(url)?.[0] ?? '';
   return `${scheme}***${url.slice(at)}`;
 }

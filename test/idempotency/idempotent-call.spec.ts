@@ -103,6 +103,11 @@ describe('LockService.idempotent()', () => {
     await expect(first.idempotent('k', () => 1, { ttll: '1h' } as never)).rejects.toThrow(/did you mean "ttl"/);
     await expect(first.idempotent('k', () => 1, { header: 'X-Key' } as never)).rejects.toThrow(/@Idempotent/);
     await expect(first.idempotent('', () => 1)).rejects.toBeInstanceOf(LockConfigurationError);
+    // a caller's values (a user id as the scope, a numeric key) are refused by their type, never shown
+    await expect(first.idempotent('k', () => 1, { scope: 918_273 as never })).rejects.toThrow(
+      'Invalid nestjs-lock option "idempotent().scope": got a number (not shown); expected a string.',
+    );
+    await expect(first.idempotent(918_273 as never, () => 1)).rejects.toThrow(/got a number \(not shown\)/);
   });
 
   it('names the store and why when it keeps no records', async () => {

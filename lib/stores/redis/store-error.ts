@@ -39,7 +39,7 @@ export function pipelineValues(replies: Array<[error: Error | null, value: unkno
  * a failed AUTH carries the password, which would reach every log that prints the LockStoreError with its
  * `cause`. Keeps the command name.
  */
-function withoutArguments(error: unknown): unknown {
+export function withoutArguments(error: unknown): unknown {
   const command = error instanceof Error ? (error as { command?: unknown }).command : undefined;
   if (typeof command === 'object' && command !== null) {
     (error as { command: unknown }).command = { name: (command as { name?: unknown }).name };

@@ -1,6 +1,7 @@
 import type { RedisClientPort } from '../redis/client/redis-client-port.js';
 import { LockStoreError } from '../../errors/lock-store.error.js';
 import { describeConnectionFailure } from '../redis/connection-failure.js';
+import { withoutArguments } from '../redis/store-error.js';
 import { NodeTimeoutError, sendToAll, type NodeReply } from './quorum-round.js';
 import { connectNodes, type CheckedNode, type ConnectedNode } from './redlock-nodes.js';
 
@@ -53,7 +54,10 @@ export class QuorumNodes {
   /** The error of a request that fewer than a quorum of nodes answered: an outage, never contention. */
   noQuorum(operation: string, key: string | undefined, replies: readonly NodeReply<unknown>[]): LockStoreError {
     const failed = replies.filter((reply) => reply.state !== 'ok');
-    const errors = failed.map((reply) => (reply.state === 'failed' ? reply.error : new Error('no reply')));
+    // each node's error without the command's arguments ioredis attaches (the token, the resolved key)
+    const errors = failed.map((reply) =>
+      reply.state === 'failed' ? withoutArguments(reply.error) : new Error('no reply'),
+    );
     const refused = errors.some((error) => (error as { name?: unknown }).name === 'ReplyError');
     const detail =
       `no quorum was reachable: ${failed.length} of ${this.labels.length} Redis nodes ` +

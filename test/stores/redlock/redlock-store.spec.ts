@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { LockConfigurationError } from '../../../lib/errors/lock-configuration.error.js';
 import { LockNotAcquiredError } from '../../../lib/errors/lock-not-acquired.error.js';
@@ -298,6 +299,22 @@ describe('RedlockStore when nodes fail', () => {
     await expect(redlock.inspect('k')).rejects.toThrow(/failed to inspect: no quorum was reachable/);
     const [renewal] = await redlock.extendMany([{ key: 'k', token, ttl: 5000 }]);
     expect(renewal).toBeInstanceOf(LockStoreError);
+  });
+
+  it("keeps the nodes' refusals on its error without their command's arguments (the token, the key)", async () => {
+    const redlock = store();
+    // two nodes out of memory refuse the script's writes with an error reply, which ioredis gives the command
+    await Promise.all([0, 2].map((node) => clients[node].config('SET', 'maxmemory', '1')));
+    cleanup.push(() => Promise.all([0, 2].map((node) => clients[node].config('SET', 'maxmemory', '0'))));
+    const token = newToken();
+    const error = await redlock
+      .acquire({ key: 'inventory:42', token, ttl: 5000, fencing: false })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    const printed = inspect(error, { depth: 10 });
+    expect(printed).toContain('OOM');
+    expect(printed).not.toContain(token);
+    expect(printed).not.toContain('inventory:42');
   });
 
   it('makes a waiting LockManager fail at once with LockStoreError on an outage, and LockNotAcquiredError on contention', async () => {
