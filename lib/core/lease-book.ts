@@ -152,12 +152,15 @@ export class LeaseBook implements LeaseController {
 
   /** Ends `lock` in the store, for `Lock.release`; `false` when the store no longer had it. */
   async release(lock: Lock, keepFor?: number): Promise<boolean> {
+    const renewal = this.renewer.renewalOnItsWay(lock);
     this.forget(lock);
     const ending = this.endingOf(lock, keepFor);
     let released: boolean;
     // counted: a shutdown closes the store only once every release it did not make itself is answered
     this.shutdown.enter();
     try {
+      // a renewal applied after the keep would lengthen the kept key to a whole ttl again (on a pooled store)
+      if (ending.way === 'keep' && renewal) await renewal.catch(() => undefined);
       released = await this.endInStore(lock, ending);
     } catch (error) {
       if (ending.way !== 'keep') this.retryRelease(lock);

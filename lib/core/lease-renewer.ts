@@ -13,6 +13,8 @@ interface Tracked {
   /** The store error the last failing renewal met: the cause of a loss to an unreachable store. */
   lastError?: Error;
   inFlight: boolean;
+  /** The store call of the renewal sent for it, while one is on its way. */
+  renewal?: Promise<unknown>;
 }
 
 /** When an entry next needs the timer: its renewal, or the end of its validity. */
@@ -76,6 +78,14 @@ export class LeaseRenewer {
     // the timer stays armed (unref'd; its tick finds nothing to do): a process taking one lock after another
     // would otherwise pay a setTimeout and a clearTimeout per lock
     this.tracked.delete(lock);
+  }
+
+  /**
+   * The renewal of `lock` already sent and not yet answered, if any: a store that spreads calls over several
+   * connections (a pool) may apply it after a call sent later, such as the extension that keeps a released key.
+   */
+  renewalOnItsWay(lock: Lock): Promise<unknown> | undefined {
+    return this.tracked.get(lock)?.renewal;
   }
 
   /** Stops for good: no timer is left behind. */
@@ -144,15 +154,18 @@ export class LeaseRenewer {
     const sentAt = performance.now();
     let outcomes: Array<boolean | Error>;
     try {
-      outcomes = await this.store.extendMany(
+      const renewal = this.store.extendMany(
         batch.map(({ lock }) => ({ key: lock.key, token: lock.token, ttl: lock.ttl })),
       );
+      for (const entry of batch) entry.renewal = renewal;
+      outcomes = await renewal;
     } catch (error) {
       outcomes = batch.map(() => (error instanceof Error ? error : new Error(String(error))));
     }
     const now = performance.now();
     batch.forEach((entry, index) => {
       entry.inFlight = false;
+      entry.renewal = undefined;
       if (!this.tracked.has(entry.lock)) return;
       const outcome = outcomes[index];
       if (outcome instanceof Error) this.report(() => this.hooks.failed?.(entry.lock, outcome));

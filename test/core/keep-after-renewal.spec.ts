@@ -1,0 +1,48 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { LockManager } from '../../lib/core/lock-manager.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis.store.js';
+import { resourceKeys } from '../../lib/stores/redis/resource-keys.js';
+import { testRedisUrl, uniquePrefix } from '../support/stores.js';
+
+/**
+ * A release that keeps the key a while (`release(keepFor)`, a cron claim's `holdAtLeast`) while a renewal of
+ * its lease is on its way: a store that spreads its calls over a pool of connections may apply the renewal
+ * after the keep, giving the key a whole ttl again, so that the next runs are refused. The keep is sent once
+ * the renewal is answered.
+ */
+describe('a release that keeps the key while a renewal is on its way', () => {
+  let admin: Redis;
+  let manager: LockManager;
+
+  beforeEach(() => {
+    admin = new Redis(testRedisUrl());
+  });
+
+  afterEach(async () => {
+    await manager.close();
+    await admin.quit();
+  });
+
+  it('ends the key after the kept time, not a ttl after the renewal', async () => {
+    const keyPrefix = uniquePrefix();
+    const inner = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
+    let renewalSent = (): void => undefined;
+    const renewing = new Promise<void>((resolve) => (renewalSent = resolve));
+    // the renewal waits 300 ms on its way, as on a busy pooled connection; the keep goes on another at once
+    const store = Object.assign(Object.create(inner) as RedisLockStore, {
+      extendMany: async (...args: Parameters<RedisLockStore['extendMany']>) => {
+        renewalSent();
+        await sleep(300);
+        return inner.extendMany(...args);
+      },
+    });
+    manager = new LockManager({ store });
+    const lock = await manager.acquire('nightly-report', { ttl: 3000, autoRenew: true });
+    await renewing;
+    await lock.release(500);
+    await sleep(900);
+    // without waiting for the renewal: kept for 500 ms, then given 3 s again by the renewal that landed after
+    expect(await admin.pttl(resourceKeys(keyPrefix, 'nightly-report').lock)).toBe(-2);
+  });
+});
