@@ -1,4 +1,5 @@
 import { CronTicks } from './cron-ticks.js';
+import { DateTicks } from './date-ticks.js';
 import { IntervalTicks } from './interval-ticks.js';
 import type { MethodSchedule } from './method-schedule.js';
 import { cronTimeOf, type SchedulerJobs } from './scheduler-jobs.js';
@@ -18,8 +19,9 @@ export class ScheduledRuns {
   ) {}
 
   /**
-   * The ticks a run claims; `undefined` for one run (`@Timeout`, `@Cron` on a date), and for a `@Cron` whose
-   * scheduler has no job yet (asked again on the next call: the scheduler starts its jobs after the modules).
+   * The ticks a run claims (`@Cron` on a date: the date's one); `undefined` for `@Timeout` (each instance fires
+   * it at its own time), and for a `@Cron` whose scheduler has no job yet (asked again on the next call: the
+   * scheduler starts its jobs after the modules).
    */
   tickSchedule(): TickSchedule | undefined {
     this.ticks ??= this.made();
@@ -29,7 +31,12 @@ export class ScheduledRuns {
   private made(): TickSchedule | undefined {
     const { schedule, jobs } = this;
     if (schedule.kind === 'interval') return new IntervalTicks(schedule.period);
-    if (schedule.kind !== 'cron' || !jobs) return undefined;
+    if (schedule.kind !== 'cron') return undefined;
+    // every instance fires at the date: a run quicker than their clocks' difference must not run twice
+    if (schedule.cronTime instanceof Date && Number.isFinite(schedule.cronTime.getTime())) {
+      return new DateTicks(schedule.cronTime.getTime());
+    }
+    if (!jobs) return undefined;
     const time = cronTimeOf(jobs, schedule);
     return time && new CronTicks(time);
   }

@@ -40,6 +40,13 @@ class Reports {
     return 'ran';
   }
 
+  /** A launch every instance runs at one date, as quick as it is. */
+  @Cron(new Date(Date.now() + 3_600_000), { disabled: true })
+  @WithLock('report:launch')
+  async launch(): Promise<string> {
+    return 'ran';
+  }
+
   @Cron('* * * * * *', { disabled: true })
   @WithLock('report:contended')
   async contended(): Promise<string> {
@@ -129,6 +136,15 @@ describe('@WithLock on a scheduled method, without holdAtLeast', () => {
       expect(await reports.daily()).toBe('ran');
       return;
     }
+  });
+
+  it('runs a @Cron on a date once: a call soon after it, as another instance makes, is skipped', async () => {
+    const reports = app.get(Reports);
+    expect(await reports.launch()).toBe('ran');
+    expect(await locks.isLocked('report:launch')).toBe(false);
+    expect(await reports.launch()).toBeUndefined();
+    const claim = await locks.inspect(tickClaimKey('Reports.launch', ['report:launch']));
+    expect(claim.held).toBe(true);
   });
 
   it('reads the schedule of @Cron below the decorator and of @Interval above it', async () => {
