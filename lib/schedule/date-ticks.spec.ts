@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { CronTime } from 'cron';
 import { DateTicks } from './date-ticks.js';
 import { claimEnd } from './tick-schedule.js';
 
@@ -19,8 +20,22 @@ describe('DateTicks', () => {
     }
   });
 
-  it('gives a call long after the date a window of its own', () => {
+  it('gives a call long before or after the date a minute of its own, not a claim until the date', () => {
     jest.useFakeTimers({ now: date + 3_600_000 + 10 });
     expect(new DateTicks(date).upcoming()).toEqual([date + 3_660_000, date + 3_720_000]);
+    jest.useFakeTimers({ now: date - 3_600_000 + 10 });
+    expect(claimEnd(new DateTicks(date), Date.now())).toBe(date - 3_540_000 - 1000);
+  });
+
+  it('follows a named job that setTime moved to another date, or to a recurring schedule', () => {
+    jest.useFakeTimers({ now: date - 10_000 });
+    let live: CronTime = new CronTime(new Date(date + 30_000));
+    const ticks = new DateTicks(date, () => live);
+    expect(ticks.upcoming()[0]).toBe(date + 30_000);
+    jest.useFakeTimers({ now: date + 30_000 });
+    expect(claimEnd(ticks, date + 30_000)).toBe(date + 30_000 + 59_000);
+    live = new CronTime('*/10 * * * * *');
+    expect(ticks.tolerance).toBe(500);
+    expect(claimEnd(ticks, date + 30_000)).toBe(date + 40_000 - 500);
   });
 });

@@ -34,7 +34,9 @@ export class ScheduledRuns {
     if (schedule.kind !== 'cron') return undefined;
     // every instance fires at the date: a run quicker than their clocks' difference must not run twice
     if (schedule.cronTime instanceof Date && Number.isFinite(schedule.cronTime.getTime())) {
-      return new DateTicks(schedule.cronTime.getTime());
+      const { name } = schedule;
+      const live = name === undefined || !jobs ? undefined : () => jobs.getCronJobs().get(name)?.cronTime;
+      return new DateTicks(schedule.cronTime.getTime(), live);
     }
     if (!jobs) return undefined;
     const time = cronTimeOf(jobs, schedule);

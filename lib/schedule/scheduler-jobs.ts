@@ -37,6 +37,7 @@ export function cronTimeOf(
   };
 }
 
-function isCronTime(value: unknown): value is CronTimeLike {
+/** Whether `value` is a `CronTime` of the `cron` library (a job's `cronTime`). */
+export function isCronTime(value: unknown): value is CronTimeLike {
   return typeof value === 'object' && value !== null && typeof (value as CronTimeLike).sendAt === 'function';
 }

@@ -8,6 +8,9 @@ import { startRedisServer } from '../support/redis-server.js';
 import { testRedisUrl, uniquePrefix } from '../support/stores.js';
 
 // `disabled`: the scheduler keeps the job without starting it, so only the calls of the tests run it
+/** The date of `Reports.launch`: soon after the class is made, so the test reaches it. */
+const LAUNCH = Date.now() + 2000;
+
 @Injectable()
 class Reports {
   @Cron('* * * * * *', { disabled: true })
@@ -41,7 +44,7 @@ class Reports {
   }
 
   /** A launch every instance runs at one date, as quick as it is. */
-  @Cron(new Date(Date.now() + 3_600_000), { disabled: true })
+  @Cron(new Date(LAUNCH), { disabled: true })
   @WithLock('report:launch')
   async launch(): Promise<string> {
     return 'ran';
@@ -140,6 +143,7 @@ describe('@WithLock on a scheduled method, without holdAtLeast', () => {
 
   it('runs a @Cron on a date once: a call soon after it, as another instance makes, is skipped', async () => {
     const reports = app.get(Reports);
+    await until(LAUNCH);
     expect(await reports.launch()).toBe('ran');
     expect(await locks.isLocked('report:launch')).toBe(false);
     expect(await reports.launch()).toBeUndefined();
