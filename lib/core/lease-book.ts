@@ -154,13 +154,12 @@ export class LeaseBook implements LeaseController {
   async release(lock: Lock, keepFor?: number): Promise<boolean> {
     const renewal = this.renewer.renewalOnItsWay(lock);
     this.forget(lock);
-    const ending = this.endingOf(lock, keepFor);
+    let ending = this.endingOf(lock, keepFor);
     let released: boolean;
     // counted: a shutdown closes the store only once every release it did not make itself is answered
     this.shutdown.enter();
     try {
-      // a renewal applied after the keep would lengthen the kept key to a whole ttl again (on a pooled store)
-      if (ending.way === 'keep' && renewal) await renewal.catch(() => undefined);
+      if (ending.way === 'keep' && renewal) ending = await keptAfter(renewal, ending.keptFor, lock.validUntil);
       released = await this.endInStore(lock, ending);
     } catch (error) {
       if (ending.way !== 'keep') this.retryRelease(lock);
@@ -342,4 +341,22 @@ export class LeaseBook implements LeaseController {
  */
 function afterWokenWaiters(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The keep of a lease whose renewal is on its way, sent once that renewal is answered: applied after the keep,
+ * on a store that spreads calls over a pool, it would give the key a whole ttl again. Waits no longer than the
+ * keep or the lease's validity (`validUntil`, a `performance.now()` time), whichever ends first, and keeps only
+ * what is left of `keptFor` then (nothing left: the key is deleted).
+ */
+async function keptAfter(renewal: Promise<unknown>, keptFor: number, validUntil: number): Promise<Ending> {
+  const keptUntil = performance.now() + keptFor;
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise(
+    (resolve) => (timer = setTimeout(resolve, Math.min(keptFor, validUntil - performance.now()))),
+  );
+  await Promise.race([renewal.catch(() => undefined), bound]);
+  clearTimeout(timer);
+  const left = Math.floor(keptUntil - performance.now());
+  return left > 0 ? { way: 'keep', keptFor: left } : DELETE;
 }
