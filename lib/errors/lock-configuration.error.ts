@@ -24,7 +24,9 @@ export class LockConfigurationError extends LockError {
     readonly expectation: string,
   ) {
     // an option named as a secret (`password`, `sentinelPassword`, a mistyped `pasword`) never shows its value
-    const shown = isSecretOptionName(option) && !(value instanceof UnshownValue) ? UnshownValue.of(value) : value;
+    // (an object is shown by its class alone, and kept with its secret-named fields hidden: see redactValue)
+    const secret = isSecretOptionName(option) && ['string', 'number', 'bigint'].includes(typeof value);
+    const shown = secret && !(value instanceof UnshownValue) ? UnshownValue.of(value) : value;
     super(`Invalid nestjs-lock option "${printable(option)}": ${describe(shown)}; ${sentence(expectation)}`);
     this.value = shown instanceof UnshownValue ? `(${shown.description}, not shown)` : redactValue(shown);
   }

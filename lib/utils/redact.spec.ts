@@ -7,9 +7,12 @@ describe('redactCredentials', () => {
     ['redis://:S3cr3t@db:6379/0', 'redis://***@db:6379/0'],
     ['rediss://admin:p@ss@db:6380', 'rediss://***@db:6380'],
     ['redis://db:6379?password=S3cr3t&db=1', 'redis://db:6379?password=***&db=1'],
-    ['cache.example.net:6380,password=S3cr3t,ssl=True', 'cache.example.net:6380,password=***,ssl=True'],
-    ['host=db user=app password=S3cr3t dbname=app', 'host=db user=app password=*** dbname=app'],
-    ["host=db password='S3 cr\\'3t' dbname=app", 'host=db password=*** dbname=app'],
+    ['cache.example.net:6380,password=S3cr3t,ssl=True', 'cache.example.net:6380,password=***'],
+    ['host=db user=app password=S3cr3t dbname=app', 'host=db user=app password=***'],
+    ["host=db password='S3 cr\\'3t' dbname=app", 'host=db password=***'],
+    ['host=db password=Tr0ub&4#x dbname=app', 'host=db password=***'],
+    ['Host=db;Password="a;b";Database=app', 'Host=db;Password=***'],
+    ['Server=db;PASSWORD = my secret;', 'Server=db;PASSWORD =***'],
     ['password=S3cr3t', 'password=***'],
     ['no URL at all', 'no URL at all'],
     ['redis://db:6379', 'redis://db:6379'],
@@ -33,6 +36,7 @@ describe('redactUrl', () => {
     ['admin:S3cr3t@etcd-0', '***@etcd-0'],
     ['redis://db:6379', 'redis://db:6379'],
     ['cache.example.net:6380,password=S3cr3t', 'cache.example.net:6380,password=***'],
+    ['host=db password=p@ss#1 dbname=app', 'host=db password=***'],
   ])('turns the URL %s into %s, whatever part of it is malformed', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });
@@ -84,6 +88,9 @@ describe('isSecretOptionName', () => {
     ['redis.host', false],
     ['@WithLock(Job.run).ttl', false],
     ['etcd.hosts[0]', false],
+    ['redis.token', true],
+    ['@WithLock(Users.resetPassword)', false],
+    ['@WithLock(Users.resetPassword).ttl', false],
   ])('%s holds a secret: %s', (option, secret) => {
     expect(isSecretOptionName(option)).toBe(secret);
   });

@@ -4,20 +4,27 @@
  * after the scheme of a store (`redis:pw@`, `rediss:`, `valkey:`, `http:`, `https:`).
  */
 const URL_CREDENTIALS = /(?<![\w+.-])((?:[a-z][a-z0-9+.-]*)?(?::\/+|\/{2,})|(?:rediss?|valkeys?|https?):)[^\s]*@/gi;
+/** A password passed as a URL's query parameter (`?password=...`). */
+const QUERY_PASSWORD = /([?&](?:password|pass|pwd|auth)=)[^&#\s]*/gi;
 /**
- * A password passed as a parameter: of a URL's query (`?password=...`), of a key=value connection string
- * (libpq's `host=db password=...`, quoted or not), or of a comma-separated one (`host:6380,password=...`).
+ * A password in a connection string that is not a URL (libpq's `host=db password=...`, `host:6380,password=...`,
+ * `Host=db;Password=...`), and everything after it on its line: quoting and separators differ from one format to
+ * the next, and a password may hold any of them.
  */
-const QUERY_PASSWORD = /((?:^|[?&,;\s])(?:password|pass|pwd|auth)\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^&#,;\s]*)/gi;
+const CONNECTION_PASSWORD = /((?:^|[,;\s])(?:password|pass|pwd|auth)\s*=).*/gim;
 /** Option names whose values are secrets (ioredis: `password`, `sentinelPassword`; TLS: `privateKey`, `key`). */
 const SECRET_NAME = /pass(word)?|secret|token|auth|private|^key$/i;
 /** Names of options that hold a secret, as written or mistyped (`password`, `sentinelPassword`, `pasword`). */
-const SECRET_OPTION = /pass(word)?|pasword|secret|private/i;
+const SECRET_OPTION = /pass(word)?|pasword|secret|private|token|auth|credential|api_?key|access_?key/i;
 
-/** Whether an option's path (`redis.password`, `etcd.auth.password`) ends in the name of a secret. */
+/**
+ * Whether an option's path (`redis.password`, `etcd.auth.password`) ends in the name of a secret; not a
+ * decorator's label (`@WithLock(Users.resetPassword)`), which names a method.
+ */
 export function isSecretOptionName(option: string): boolean {
   const names = option.split(/[.\s[\]]+/).filter((name) => name !== '');
-  return names.length > 0 && SECRET_OPTION.test(names[names.length - 1]);
+  const last = names[names.length - 1] ?? '';
+  return /^[A-Za-z_$][\w$]*$/.test(last) && SECRET_OPTION.test(last);
 }
 /** How deep {@link redactValue} copies nested plain objects before it stops. */
 const MAX_DEPTH = 4;
@@ -27,16 +34,17 @@ const MAX_DEPTH = 4;
  * `valkey://***@db:6379`; a password with an unescaped `@` is covered too.
  */
 export function redactCredentials(text: string): string {
-  return text.replace(URL_CREDENTIALS, '$1***@').replace(QUERY_PASSWORD, '$1***');
+  return text.replace(URL_CREDENTIALS, '$1***@').replace(QUERY_PASSWORD, '$1***').replace(CONNECTION_PASSWORD, '$1***');
 }
 
 /**
  * A value meant as one URL (`redis`, a Redlock node, an etcd member) for an error that refuses it: everything up
  * to its last `@` but the scheme replaced by `***`, however malformed (`redis//:p w@host` → `redis//***@host`).
  */
-export function redactUrl(url: string): string {
+export function redactUrl(value: string): string {
+  // a connection string that is not a URL may carry a password of its own, which may hold an `@`
+  const url = value.replace(CONNECTION_PASSWORD, '$1***');
   const at = url.lastIndexOf('@');
-  // a connection string that is not a URL may carry a password of its own (`host:6380,password=...`)
   if (at < 0) return redactCredentials(url);
   const scheme = /^(?:[a-z][a-z0-9+.-]*(?::\/+|\/{2,})|(?:rediss?|valkeys?|https?):|\/{2,})/i.exec(url)?.[0] ?? '';
   return `${scheme}***${url.slice(at)}`;
