@@ -172,6 +172,15 @@ describe('RedisLockStore on a Redis Cluster through a failover', () => {
       })();
       const owner = direct(master);
       while ((await channelListeners(owner, names(key).channel, true)) === 0);
+      // the waiter's place in the key's line must be on the replica before the master dies: a place lost in the
+      // failover is one no notice can reach, and its waiter sleeps its backoff by design (replication is
+      // asynchronous: under load the kill can come first). A write after it, acknowledged by the replica, says so.
+      const placed = performance.now() + 2000;
+      while ((await owner.exists(names(key).line)) === 0 && performance.now() < placed) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await owner.set(`${names(key).lock}:replicated`, '1', 'PX', 60_000);
+      expect(await owner.call('WAIT', 1, 5000)).toBe(1);
 
       await cluster.killNode(master);
       const successor = await cluster.waitForFailover(master);
