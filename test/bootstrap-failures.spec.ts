@@ -1,3 +1,6 @@
+import { jest } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
 import { Test } from '@nestjs/testing';
 import { LockModule, LockStoreError, type LockModuleOptions } from '../lib/index.js';
@@ -6,8 +9,10 @@ import { nodeRedisClient } from './support/client-stores.js';
 import { freePort, startRedisServer, type RedisServerHandle } from './support/redis-server.js';
 
 const FIXTURE = 'test/support/nest-app/failed-bootstrap.ts';
-/** Long enough for a child to load Nest and fail, on a loaded machine; a child still alive after it never ends. */
-const EXIT_TIMEOUT = 15_000;
+/** Long enough for a child to load Nest and fail, on a loaded machine (a Node 22 run took over 15 s). */
+const FAIL_TIMEOUT = 25_000;
+/** From its failure to its exit: a client left reconnecting keeps a process alive for a minute or more. */
+const EXIT_TIMEOUT = 5000;
 
 /** Runs the failing bootstrap in a child; resolves what it printed once it exited by itself, or rejects. */
 async function failedBootstrap(
@@ -15,14 +20,20 @@ async function failedBootstrap(
   env: Record<string, string> = {},
 ): Promise<{ code: string; message: string }> {
   const child: ChildHandle = startChild(FIXTURE, { LOCK_OPTIONS: JSON.stringify(options), ...env });
-  const exited = new Promise<boolean>((resolve) => child.process.once('exit', () => resolve(true)));
+  let running = true;
+  const exited = new Promise<boolean>((resolve) => child.process.once('exit', () => resolve(!(running = false))));
   let timer: NodeJS.Timeout | undefined;
-  const stuck = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EXIT_TIMEOUT)));
+  const stuck = (ms: number) => new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    const ended = await Promise.race([exited, stuck]);
+    // the bootstrap's failure first (loading Nest takes long on a busy machine), then the exit, timed from it
+    const failing = performance.now() + FAIL_TIMEOUT;
+    while (running && !child.output().includes('failed ') && performance.now() < failing) await sleep(50);
+    const ended = await Promise.race([exited, stuck(EXIT_TIMEOUT)]);
     const printed = child.output();
     if (!ended)
-      throw new Error(`the process was still running ${EXIT_TIMEOUT} ms after: ${printed}${child.errorOutput()}`);
+      throw new Error(
+        `the process was still running ${EXIT_TIMEOUT} ms after failing: ${printed}${child.errorOutput()}`,
+      );
     const line = printed.split('\n').find((text) => text.startsWith('failed '));
     if (!line) throw new Error(`the bootstrap did not fail: ${printed}${child.errorOutput()}`);
     return JSON.parse(line.slice('failed '.length)) as { code: string; message: string };
@@ -45,6 +56,9 @@ async function bootError(options: LockModuleOptions): Promise<Error> {
   await app.close();
   throw new Error('the bootstrap did not fail');
 }
+
+// a test may wait for two children, each up to FAIL_TIMEOUT + EXIT_TIMEOUT
+jest.setTimeout(2 * (FAIL_TIMEOUT + EXIT_TIMEOUT) + 10_000);
 
 describe('a bootstrap that fails', () => {
   it('leaves nothing open when an option is refused: the process exits by itself, no client reconnecting', async () => {
