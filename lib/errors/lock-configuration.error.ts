@@ -26,7 +26,7 @@ export class LockConfigurationError extends LockError {
     // an option named as a secret (`password`, `sentinelPassword`, a mistyped `pasword`) never shows its value
     // (an object is shown by its class alone, and kept with its secret-named fields hidden: see redactValue)
     const secret = isSecretOptionName(option) && ['string', 'number', 'bigint'].includes(typeof value);
-    const shown = secret && !(value instanceof UnshownValue) ? UnshownValue.of(value) : value;
+    const shown = secret ? UnshownValue.of(value) : value;
     super(`Invalid nestjs-lock option "${printable(option)}": ${describe(shown)}; ${sentence(expectation)}`);
     this.value = shown instanceof UnshownValue ? `(${shown.description}, not shown)` : redactValue(shown);
   }
