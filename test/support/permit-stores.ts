@@ -54,12 +54,21 @@ export const memoryPermitKind: PermitStoreKind = {
   async create(options = {}) {
     const mutex = new MemoryLockStore();
     // the store's own permits; another hand-off window needs a permit store of its own on the same leases
-    const inside = mutex as unknown as { fences: Map<string, number>; watches: { wake(key: string): void } };
+    const inside = mutex as unknown as {
+      fences: Map<string, number>;
+      watches: { wake(key: string): void };
+      remainingOf(key: string): number | undefined;
+    };
     const fences = inside.fences;
     const store =
       options.handoffWindow === undefined
         ? mutex.capabilities.permits
-        : new MemoryPermitStore({ mutex, fences, onMutexTurn: (key) => inside.watches.wake(key), ...options });
+        : new MemoryPermitStore({
+            mutex: { remainingOf: (key) => inside.remainingOf(key) },
+            fences,
+            onMutexTurn: (key) => inside.watches.wake(key),
+            ...options,
+          });
     const counters = new Map<string, number>();
     return {
       store,

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import type { LeaseRenewal, ReleaseWatch } from '../../interfaces/lease.interface.js';
-import type { LockStore } from '../../interfaces/lock-store.interface.js';
 import type { PermitRequest, PermitResult, PermitState, PermitStore } from '../../interfaces/permit-store.interface.js';
 import { MAX_DURATION } from '../../utils/duration.js';
 import { validateInteger } from '../../options/validate-options.js';
@@ -13,13 +12,21 @@ import { LocalWatches } from './local-watches.js';
 import { MutexFirst } from './mutex-first.js';
 import { takeFence } from './memory-fences.js';
 
+/** The mutex leases a {@link MemoryPermitStore} shares its keys with. */
+export interface MutexLeases {
+  /** The remaining ms of the mutex lease on `key`, `undefined` while none holds it. */
+  remainingOf(key: string): number | undefined;
+}
+
 /** Options of {@link MemoryPermitStore}. */
 export interface MemoryPermitStoreOptions {
   /**
-   * The store of mutex leases on the same keys (a `MemoryLockStore`): no permit is granted while it holds
-   * the key. Without it, permits know of no mutex leases.
+   * The mutex leases on the same keys (a `MemoryLockStore`'s): no permit is granted while one holds the key.
+   * Read in the same step as the permit's decision, as the mutex's own grant reads the permits: a reading
+   * awaited before it could be stale by then, and let a permit in beside a mutex lease granted meanwhile.
+   * Without it, permits know of no mutex leases.
    */
-  readonly mutex?: Pick<LockStore, 'inspect'>;
+  readonly mutex?: MutexLeases;
   /** Wakes the mutex's waiters of a key whose permits a waiting mutex caller claimed, once they ended. */
   readonly onMutexTurn?: (key: string) => void;
   /**
@@ -49,7 +56,7 @@ export class MemoryPermitStore implements PermitStore {
   private readonly resources = new Map<string, Resource>();
   private readonly watches = new LocalWatches();
   private readonly fences: Map<string, number>;
-  private readonly mutex?: Pick<LockStore, 'inspect'>;
+  private readonly mutex?: MutexLeases;
   private readonly mutexFirst: MutexFirst;
 
   /** @throws LockConfigurationError when `handoffWindow` is not a whole number of ms from 1 */
@@ -67,7 +74,7 @@ export class MemoryPermitStore implements PermitStore {
 
   async acquire(request: PermitRequest): Promise<PermitResult> {
     const shape = checkPermitShape(request.shape);
-    const mutexTtl = await this.mutexTtl(request.key);
+    const mutexTtl = this.mutexTtl(request.key);
     const now = performance.now();
     const { key } = request;
     const resource = this.resourceOf(key, now);
@@ -85,7 +92,7 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    const mutexTtl = await this.mutexTtl(key);
+    const mutexTtl = this.mutexTtl(key);
     const now = performance.now();
     const resource = this.resources.get(key);
     if (!resource) return false;
@@ -96,7 +103,7 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   async leaveLine(key: string, token: string): Promise<void> {
-    const mutexTtl = await this.mutexTtl(key);
+    const mutexTtl = this.mutexTtl(key);
     const now = performance.now();
     const resource = this.resources.get(key);
     if (!resource) return;
@@ -158,7 +165,7 @@ export class MemoryPermitStore implements PermitStore {
 
   /** Ends every permit of `key` (a forced release) and calls its line; returns the tokens it ended. */
   async endAll(key: string): Promise<string[]> {
-    const mutexTtl = await this.mutexTtl(key);
+    const mutexTtl = this.mutexTtl(key);
     const now = performance.now();
     const resource = this.resources.get(key);
     if (!resource) return [];
@@ -188,12 +195,11 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   /** The remaining ms of what holds `key` against permits (a mutex lease, a mutex's claim), `undefined` for none. */
-  private async mutexTtl(key: string): Promise<number | undefined> {
-    const lease = this.mutex && (await this.mutex.inspect(key));
+  private mutexTtl(key: string): number | undefined {
+    const lease = this.mutex?.remainingOf(key);
+    if (lease !== undefined) return lease;
     const now = performance.now();
-    const claimed = this.mutexFirst.holdsFor(key, now, this.lastPermitEnd(key, now));
-    if (!lease?.held) return claimed;
-    return lease.remainingTtl ?? Number.MAX_SAFE_INTEGER;
+    return this.mutexFirst.holdsFor(key, now, this.lastPermitEnd(key, now));
   }
 
   /** When the last live permit of `key` ends (`performance.now()` time), `undefined` while none lives. */
@@ -261,12 +267,12 @@ export class MemoryPermitStore implements PermitStore {
       return;
     }
     const delay = Math.max(1, Math.ceil(Math.min(...ends) - now));
-    resource.timer = setTimeout(() => void this.onTimer(key, resource), delay);
+    resource.timer = setTimeout(() => this.onTimer(key, resource), delay);
     resource.timer.unref();
   }
 
-  private async onTimer(key: string, resource: Resource): Promise<void> {
-    const mutexTtl = await this.mutexTtl(key).catch(() => undefined);
+  private onTimer(key: string, resource: Resource): void {
+    const mutexTtl = this.mutexTtl(key);
     if (this.resources.get(key) !== resource) return;
     const now = performance.now();
     this.prune(resource, now);

@@ -37,7 +37,7 @@ export class MemoryLockStore implements LockStore {
    * mutex lease never share a key.
    */
   private readonly permits = new MemoryPermitStore({
-    mutex: this,
+    mutex: { remainingOf: (key) => this.remainingOf(key) },
     fences: this.fences,
     onMutexTurn: (key) => this.watches.wake(key),
   });
@@ -106,6 +106,12 @@ export class MemoryLockStore implements LockStore {
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
     return Promise.all(renewals.map((renewal) => this.extend(renewal.key, renewal.token, renewal.ttl)));
+  }
+
+  /** The remaining ms of the lease on `key`, `undefined` while none holds it. */
+  private remainingOf(key: string): number | undefined {
+    const lease = this.leases.get(key);
+    return lease && Math.max(0, Math.ceil(lease.expiresAt - performance.now()));
   }
 
   async inspect(key: string): Promise<LockState> {

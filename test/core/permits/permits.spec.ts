@@ -244,6 +244,23 @@ describe('a mutex beside permits', () => {
     expect(Object.keys(requests[0]).sort()).toEqual(['fencing', 'holder', 'key', 'token', 'ttl', 'waiting']);
     await locks.close();
   });
+
+  it('lets in one of a permit and a mutex lease asked for in the same tick (MemoryLockStore)', async () => {
+    const locks = new LockManager({ store: new MemoryLockStore() });
+    // the store's check done: both asks reach the store in this tick
+    await (await locks.acquire('warm-up')).release();
+    for (const mode of ['write', 'read'] as const) {
+      const outcomes = await Promise.allSettled([
+        locks.acquire('ledger', { mode, wait: 0 }),
+        locks.acquire('ledger', { wait: 0 }),
+      ]);
+      const granted = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      // a permit decided on a reading of the mutex taken before the mutex's own grant let both in
+      expect(granted).toHaveLength(1);
+      await Promise.all(granted.map((lock) => lock.release()));
+    }
+    await locks.close();
+  });
 });
 
 describe('permits on a store without them', () => {
