@@ -232,15 +232,15 @@ export class Acquirer {
    * deadline, or a late grant with no time left to ask again.
    */
   protected async waitAsHead(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
-    const { key, token, settings, trace, deadline } = acquisition;
+    const { key, settings, trace, deadline } = acquisition;
     if (this.shutdown.begun) throw shuttingDownError(key);
     const opening = this.watchReleases(acquisition, queue, refused);
     let last: Attempt = { remainingTtl: refused?.remainingTtl };
     // when the holder's lease ends at the latest, as the last refusal said (`performance.now()` time)
     let holderEnds = leaseEnd(refused?.remainingTtl, refused?.answeredAt);
     // a crashed holder sends no notice: a watch slow to open (a subscription's own connection on a busy server)
-    // must not keep us waiting past the holder's lease, so at its end we ask without the watch
-    while (holderEnds !== undefined && !(await openedBefore(opening, Math.min(holderEnds + 1, deadline)))) {
+    // must not keep us waiting past the holder's lease, so at its end we ask without the watch; nor past the wait
+    while (!(await openedBefore(opening, Math.min(holderEnds === undefined ? Infinity : holderEnds + 1, deadline)))) {
       if (this.shutdown.begun) throw shuttingDownError(key);
       if (performance.now() >= deadline) return last;
       last = await this.attempt(acquisition, { again: true, ttl: deadline - performance.now(), next: true });
@@ -253,6 +253,9 @@ export class Acquirer {
     for (let round = 0; ; round++) {
       if (this.shutdown.begun) throw shuttingDownError(key);
       const local = this.leases.holderOf(key);
+      // no ask after the wait: one that went unanswered until then (see `leaveUnanswered`) may still be granted,
+      // and the release of that grant, by the same token, would end the lease a later ask was granted
+      if (performance.now() >= deadline) return local ? { remainingTtl: local.remainingTime } : last;
       // without cover, a release between our refusal and the watch would go unheard: ask again first
       if (!local && !(round === 0 && covered)) {
         last = await this.attempt(acquisition, { again: true, ttl: deadline - performance.now(), next: true });
@@ -277,11 +280,11 @@ export class Acquirer {
           : backoffDelay(round, settings.retry);
       const delay = Math.min(backoff, remaining, (holderLeft ?? Infinity) + 1);
       // a local holder can hand its lease straight to us when it releases, in its own store call
-      const offer = local && this.line ? new HandOverOffer(token, settings, trace) : undefined;
+      const offer = local && this.line ? new HandOverOffer(acquisition.token, settings, trace) : undefined;
       if (offer) queue.standBy(offer);
       await watch.next(Math.max(1, delay));
       // a release may have granted the lease straight to our request in the line; its notice said so
-      const direct = this.takeGrant(key, token);
+      const direct = this.takeGrant(key, acquisition.token);
       if (offer) queue.withdraw(offer);
       const taken = direct
         ? await this.takeDirectGrant(acquisition, direct)
