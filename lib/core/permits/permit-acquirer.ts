@@ -67,6 +67,12 @@ export class PermitAcquirer extends Acquirer {
     return this.permits.watchFor(acquisition.key, acquisition.token, since);
   }
 
+  /**
+   * A permit's place in the line and its release watch are its token's: the acquisition keeps its token after a
+   * failed give-back (the grant ends by its ttl, or by the release if that was applied).
+   */
+  protected override leaveToken(): void {}
+
   protected override takeGrant(key: string, token: string): DirectGrant | undefined {
     return this.permits.takeGrant(key, token);
   }

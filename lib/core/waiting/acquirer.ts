@@ -206,7 +206,7 @@ export class Acquirer {
 
   /** Waits for its turn in the key's local queue until the deadline, then for the key as the queue's head. */
   private async waitInQueue(acquisition: Acquisition, queue: LocalQueue, refused?: Refusal): Promise<Attempt> {
-    const { key, token, deadline } = acquisition;
+    const { key, deadline } = acquisition;
     const waiter = queue.enter();
     let outcome: Attempt | undefined;
     try {
@@ -217,7 +217,8 @@ export class Acquirer {
       return outcome;
     } finally {
       // a grant that comes for our request in the line after this is given back, not kept for a ttl
-      if (!isGrant(outcome)) this.line?.withdrawOffer?.(key, token);
+      // (the token asked with last: a late grant given back may have changed it)
+      if (!isGrant(outcome)) this.line?.withdrawOffer?.(key, acquisition.token);
       queue.leave(waiter);
       if (queue.size === 0 && this.queues.get(key) === queue) this.closeQueue(key, queue, outcome);
     }
@@ -465,6 +466,19 @@ export class Acquirer {
     this.shutdown.track(undo).catch(() => undefined);
   }
 
+  /**
+   * After a failed give-back: a failed release may still be applied, after the next ask if that used the same
+   * token, and end what that ask was granted. The acquisition asks with a new token from now on, and the old
+   * one is released in the background while its grant could hold the key.
+   */
+  protected leaveToken(acquisition: Acquisition, late: LateGrant): void {
+    const { token } = acquisition;
+    acquisition.token = newToken();
+    acquisition.offered = false;
+    this.line?.withdrawOffer?.(late.key, token);
+    this.undoLostGrant(late.key, token, performance.now() + late.ttl);
+  }
+
   /** How late a grant of a `ttl` ms lease valid until `validUntil` is now; `undefined` while it is valid. */
   private lateness(key: string, ttl: number, validUntil: number): LateGrant | undefined {
     const lateBy = performance.now() - validUntil;
@@ -478,12 +492,13 @@ export class Acquirer {
    * token (a retry that overtook the release would find its own token and be granted what is then deleted).
    * Reported as a `late-grant`, never as an acquired lease.
    */
-  private async giveBack({ token, trace }: Acquisition, late: LateGrant): Promise<GivenBackGrant> {
+  private async giveBack(acquisition: Acquisition, late: LateGrant): Promise<GivenBackGrant> {
+    const { token, trace } = acquisition;
     try {
       await this.shutdown.track(this.store.release(late.key, token));
     } catch (error) {
-      // the grant ends by its TTL, which its validity says is close
       this.observer.storeError('release', late.key, error, trace);
+      this.leaveToken(acquisition, late);
     }
     const givenBack = { late, retry: performance.now() < trace.started + trace.wait };
     this.observer.lateGrant(trace, givenBack);

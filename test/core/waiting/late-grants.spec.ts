@@ -383,3 +383,44 @@ describe('leases that end before their section starts', () => {
     expect(validAtStart).toEqual([[true, true]]);
   });
 });
+
+describe('a late grant whose give-back fails', () => {
+  it('asks again with a new token, so the failed release, applied later, ends nothing it was granted', async () => {
+    const keyPrefix = uniquePrefix();
+    const inner = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
+    const admin = new Redis(testRedisUrl());
+    let asks = 0;
+    let releases = 0;
+    const manager = new LockManager({
+      store: Object.assign(Object.create(inner) as RedisLockStore, {
+        // the first ask reaches the server 1.1 s after it was sent: its 1 s lease is late on arrival
+        acquire: async (...args: Parameters<LockStore['acquire']>) => {
+          if (args[0].key === KEY && ++asks === 1) await sleep(1100);
+          return inner.acquire(...args);
+        },
+        // the give-back's release fails at once (a dropped connection), and is applied 300 ms later all the same
+        release: async (...args: Parameters<LockStore['release']>) => {
+          if (args[0] === KEY && ++releases === 1) {
+            setTimeout(() => void inner.release(...args).catch(() => undefined), 300);
+            throw new Error('Connection is closed.');
+          }
+          return inner.release(...args);
+        },
+      }),
+    });
+    try {
+      // the store's check and scripts done first
+      await (await manager.acquire('warm-up', { ttl: SLOW_MACHINE_TTL })).release();
+      const lock = await manager.acquire(KEY, { ttl: SLOW_MACHINE_TTL, wait: 10_000, autoRenew: true });
+      // past the failed release's late arrival: the key is still this lease's (without a new token: deleted)
+      await sleep(600);
+      expect(asks).toBeGreaterThanOrEqual(2);
+      expect(lock.isHeld).toBe(true);
+      expect(await admin.pttl(resourceKeys(keyPrefix, KEY).lock)).toBeGreaterThan(0);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      await manager.close();
+      await admin.quit();
+    }
+  });
+});
