@@ -135,6 +135,10 @@ export class LeaseBook implements LeaseController {
       const checked = validateTtl('ttl', ttl);
       checkTtlForStore(this.store, checked, this.drift(checked), 'ttl');
     }
+    // a renewal on its way with the old ttl, applied after this extend on a store that spreads its calls over a
+    // pool, would shorten the lease in the store below the validity the holder is told: it goes first
+    const renewal = this.renewer.renewalOnItsWay(lock);
+    if (renewal) await answeredWithin(renewal, lock.validUntil - performance.now());
     const sentAt = performance.now();
     let extended: boolean;
     try {
@@ -351,12 +355,15 @@ function afterWokenWaiters(): Promise<void> {
  */
 async function keptAfter(renewal: Promise<unknown>, keptFor: number, validUntil: number): Promise<Ending> {
   const keptUntil = performance.now() + keptFor;
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise(
-    (resolve) => (timer = setTimeout(resolve, Math.min(keptFor, validUntil - performance.now()))),
-  );
-  await Promise.race([renewal.catch(() => undefined), bound]);
-  clearTimeout(timer);
+  await answeredWithin(renewal, Math.min(keptFor, validUntil - performance.now()));
   const left = Math.floor(keptUntil - performance.now());
   return left > 0 ? { way: 'keep', keptFor: left } : DELETE;
+}
+
+/** Waits until `renewal` is answered (a failure counts) or `ms` ms have passed, whichever comes first. */
+async function answeredWithin(renewal: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
+  await Promise.race([renewal.catch(() => undefined), bound]);
+  clearTimeout(timer);
 }

@@ -9,9 +9,9 @@ import { testRedisUrl, uniquePrefix } from '../support/stores.js';
  * A release that keeps the key a while (`release(keepFor)`, a cron claim's `holdAtLeast`) while a renewal of
  * its lease is on its way: a store that spreads its calls over a pool of connections may apply the renewal
  * after the keep, giving the key a whole ttl again, so that the next runs are refused. The keep is sent once
- * the renewal is answered.
+ * the renewal is answered; so is an extension (`lock.extend(ttl)`), which the old ttl would shorten.
  */
-describe('a release that keeps the key while a renewal is on its way', () => {
+describe('a keep or an extension while a renewal is on its way', () => {
   let admin: Redis;
   let manager: LockManager;
 
@@ -26,17 +26,8 @@ describe('a release that keeps the key while a renewal is on its way', () => {
 
   it('ends the key after the kept time, not a ttl after the renewal', async () => {
     const keyPrefix = uniquePrefix();
-    const inner = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
-    let renewalSent = (): void => undefined;
-    const renewing = new Promise<void>((resolve) => (renewalSent = resolve));
-    // the renewal waits 300 ms on its way, as on a busy pooled connection; the keep goes on another at once
-    const store = Object.assign(Object.create(inner) as RedisLockStore, {
-      extendMany: async (...args: Parameters<RedisLockStore['extendMany']>) => {
-        renewalSent();
-        await sleep(300);
-        return inner.extendMany(...args);
-      },
-    });
+    // the renewal waits 300 ms on its way; the keep goes on another connection at once
+    const { store, renewing } = delayedRenewals(keyPrefix);
     manager = new LockManager({ store });
     const lock = await manager.acquire('nightly-report', { ttl: 3000, autoRenew: true });
     await renewing;
@@ -47,4 +38,34 @@ describe('a release that keeps the key while a renewal is on its way', () => {
     // without waiting for the renewal: kept for 500 ms, then given 3 s again by the renewal that landed after
     expect(await admin.pttl(resourceKeys(keyPrefix, 'nightly-report').lock)).toBe(-2);
   });
+
+  it('extends the lease after the renewal, so the old ttl does not land last', async () => {
+    const keyPrefix = uniquePrefix();
+    const { store, renewing } = delayedRenewals(keyPrefix);
+    manager = new LockManager({ store });
+    const lock = await manager.acquire('invoice-batch', { ttl: 3000, autoRenew: true });
+    await renewing;
+    await lock.extend(20_000);
+    await sleep(400);
+    // without waiting for the renewal: extended to 20 s, then set back to 3 s by the renewal that landed after,
+    // while the holder is told it holds for 20 s
+    expect(await admin.pttl(resourceKeys(keyPrefix, 'invoice-batch').lock)).toBeGreaterThan(15_000);
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
 });
+
+/** A store whose renewals wait 300 ms on their way, as on a busy pooled connection, while other calls go at once. */
+function delayedRenewals(keyPrefix: string): { store: RedisLockStore; renewing: Promise<void> } {
+  const inner = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
+  let renewalSent = (): void => undefined;
+  const renewing = new Promise<void>((resolve) => (renewalSent = resolve));
+  const store = Object.assign(Object.create(inner) as RedisLockStore, {
+    extendMany: async (...args: Parameters<RedisLockStore['extendMany']>) => {
+      renewalSent();
+      await sleep(300);
+      return inner.extendMany(...args);
+    },
+  });
+  return { store, renewing };
+}
