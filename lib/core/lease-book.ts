@@ -144,13 +144,23 @@ export class LeaseBook implements LeaseController {
     try {
       extended = await this.store.extend(lock.key, lock.token, ttl);
     } catch (error) {
+      // the store may have applied it: an extension to less than the validity left ends the lease first
+      lock.mayHaveRenewed(sentAt, ttl);
+      this.renewer.revalidated(lock, sentAt);
       const failure = error instanceof LockStoreError ? error : new LockStoreError('extend', lock.key, error);
       this.observer.storeError('extend', lock.key, failure, lock);
       throw failure;
     }
     // lose() gives nothing only when the lease was lost before: then that loss is the answer
     if (!extended) throw (this.lose(lock, await this.whyTaken(lock)) ?? lock.loss) as LockLostError;
+    if (lock.loss) {
+      // lost while the extension was on its way (its validity ran out): its holder was told, so it stays lost,
+      // and the key it extended is given back, token-checked
+      this.shutdown.track(this.store.release(lock.key, lock.token)).catch(() => undefined);
+      throw lock.loss;
+    }
     lock.renewed(sentAt, ttl);
+    this.renewer.revalidated(lock, sentAt);
     this.observer.extended(lock, ttl);
   }
 

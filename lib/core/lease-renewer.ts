@@ -81,6 +81,17 @@ export class LeaseRenewer {
   }
 
   /**
+   * `lock`'s validity was set anew from `sentAt` (an extension, or a failed one the store may have applied): a
+   * shorter one is renewed, and its end noticed, in time.
+   */
+  revalidated(lock: Lock, sentAt: number): void {
+    const entry = this.tracked.get(lock);
+    if (!entry) return;
+    entry.dueAt = Math.min(entry.dueAt, sentAt + (lock.validUntil - sentAt) / 3);
+    this.arm(nextTime(entry));
+  }
+
+  /**
    * The renewal of `lock` already sent and not yet answered, if any: a store that spreads calls over several
    * connections (a pool) may apply it after a call sent later, such as the extension that keeps a released key.
    */
@@ -184,12 +195,16 @@ export class LeaseRenewer {
         this.report(() => this.hooks.renewed?.(entry.lock));
       } else if (outcome === false) {
         this.lose(entry, 'taken');
-      } else if (now >= entry.lock.validUntil) {
-        this.lose(entry, 'store-unreachable', outcome);
       } else {
-        entry.failingSince ??= sentAt;
-        entry.lastError = outcome;
-        entry.dueAt = now + Math.min(RETRY_DELAY, entry.lock.validUntil - now);
+        // the failed renewal may have been applied: after an extension past the ttl, it shortened the lease
+        entry.lock.mayHaveRenewed(sentAt, entry.lock.ttl);
+        if (now >= entry.lock.validUntil) {
+          this.lose(entry, 'store-unreachable', outcome);
+        } else {
+          entry.failingSince ??= sentAt;
+          entry.lastError = outcome;
+          entry.dueAt = now + Math.min(RETRY_DELAY, entry.lock.validUntil - now);
+        }
       }
     });
     let next = Infinity;

@@ -150,6 +150,15 @@ export class Lock {
     this.#validUntil = sentAt + ttl - this.#controller.drift(ttl);
   }
 
+  /**
+   * @internal a renewal or extension to `ttl` ms sent at `sentAt` failed without telling whether the store
+   * applied it: the lease is certainly ours only until the earlier of the two ends (a ttl shorter than the
+   * validity left, once applied, ends the key first)
+   */
+  mayHaveRenewed(sentAt: number, ttl: number): void {
+    this.#validUntil = Math.min(this.#validUntil, sentAt + ttl - this.#controller.drift(ttl));
+  }
+
   /** @internal the lease was lost: the loss, once (the signal aborts with it unless it already aborted) */
   lose(reason: LockLostReason, cause?: unknown): LockLostError | undefined {
     if (this.#lost) return undefined;
