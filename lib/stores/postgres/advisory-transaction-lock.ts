@@ -1,6 +1,11 @@
 import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
-import { ADVISORY_XACT_LOCK_SQL, TRY_ADVISORY_XACT_LOCK_SQL } from './sql/advisory.sql.js';
+import {
+  ADVISORY_XACT_LOCK_SQL,
+  ADVISORY_XACT_LOCK_THEN_RESTORE_SQL,
+  CURRENT_LOCK_TIMEOUT_SQL,
+  TRY_ADVISORY_XACT_LOCK_SQL,
+} from './sql/advisory.sql.js';
 import { advisoryLockId } from './advisory-lock-id.js';
 
 /**
@@ -16,7 +21,8 @@ export interface AdvisoryLockClient {
 export interface AdvisoryTransactionLockOptions {
   /**
    * `true`: wait until the lock is free; `false`: fail at once with `LockNotAcquiredError` when another
-   * transaction holds it; a number: wait at most that many ms (`lock_timeout`), then fail the same way.
+   * transaction holds it; a number: wait at most that many ms (`lock_timeout`), then fail the same way. The
+   * callback's statements keep the transaction's own `lock_timeout`.
    * @default true
    */
   readonly wait?: boolean | number;
@@ -60,9 +66,15 @@ export async function advisoryTransactionLock<T>(
       const [row] = rowsOf(await client.query(TRY_ADVISORY_XACT_LOCK_SQL, [id]));
       if (!(row as { locked?: boolean } | undefined)?.locked) throw new LockNotAcquiredError(key, undefined, 0);
     } else {
-      // SET LOCAL takes no parameters; the number is checked to be a whole number of ms
-      if (typeof wait === 'number') await client.query(`SET LOCAL lock_timeout = ${wait}`);
-      await client.query(ADVISORY_XACT_LOCK_SQL, [id]).catch((error: unknown) => {
+      let lock: [string, unknown[]] = [ADVISORY_XACT_LOCK_SQL, [id]];
+      if (typeof wait === 'number') {
+        // the bound is the lock's: once it is held, `fn`'s statements wait for row locks as they would without it
+        const [row] = rowsOf(await client.query(CURRENT_LOCK_TIMEOUT_SQL));
+        // SET LOCAL takes no parameters; the number is checked to be a whole number of ms
+        await client.query(`SET LOCAL lock_timeout = ${wait}`);
+        lock = [ADVISORY_XACT_LOCK_THEN_RESTORE_SQL, [id, (row as { previous: string }).previous]];
+      }
+      await client.query(...lock).catch((error: unknown) => {
         if ((error as { code?: unknown }).code === '55P03') {
           throw new LockNotAcquiredError(key, undefined, performance.now() - started);
         }

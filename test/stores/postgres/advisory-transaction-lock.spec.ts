@@ -85,6 +85,31 @@ describe('advisoryTransactionLock', () => {
     await expect(advisoryTransactionLock(other, 'invoice:8', async () => 'ran', { wait: 300 })).resolves.toBe('ran');
   });
 
+  it("bounds the wait for the lock only: the callback's statements keep the transaction's lock_timeout", async () => {
+    await pool.query("INSERT INTO invoices (id) VALUES ('12')");
+    // another transaction holds the invoice's row for 600 ms
+    const rowHolder = await connection();
+    await rowHolder.query('BEGIN');
+    await rowHolder.query("SELECT id FROM invoices WHERE id = '12' FOR UPDATE");
+    const rowReleased = new Promise((resolve) => setTimeout(resolve, 600)).then(() => rowHolder.query('COMMIT'));
+    const client = await connection();
+    // without: the UPDATE failed with "canceling statement due to lock timeout" after 200 ms
+    const outcome = await advisoryTransactionLock(
+      client,
+      'invoice:12',
+      async () => {
+        await client.query("UPDATE invoices SET paid = true WHERE id = '12'");
+        return (await client.query<{ timeout: string }>("SELECT current_setting('lock_timeout') AS timeout")).rows;
+      },
+      { wait: 200 },
+    );
+    await rowReleased;
+    expect(outcome).toEqual([{ timeout: '0' }]);
+    await expect(pool.query("SELECT paid FROM invoices WHERE id = '12'")).resolves.toMatchObject({
+      rows: [{ paid: true }],
+    });
+  });
+
   it("rolls back and rethrows the callback's own error untouched, and the key is free again", async () => {
     const client = await connection();
     const mine = new Error('payment declined');
