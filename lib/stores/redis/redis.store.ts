@@ -133,13 +133,16 @@ export class RedisLockStore implements LockStore {
         release: (key, token) => this.release(key, token),
       });
     }
-    const permits = new RedisPermitStore({
-      client: this.client,
-      keyPrefix: this.prefix,
-      releaseNotices: notices,
-      // permits always go to their line in order: a window of at least 1 ms
-      handoffWindow: Math.max(1, this.handoffWindow),
-    });
+    const permits = new RedisPermitStore(
+      {
+        client: this.client,
+        keyPrefix: this.prefix,
+        releaseNotices: notices,
+        // permits always go to their line in order: a window of at least 1 ms
+        handoffWindow: Math.max(1, this.handoffWindow),
+      },
+      this.replicaAck,
+    );
     // the listing and forced releases: one object, both capabilities
     const listing = new RedisListing({ client: this.client, keyPrefix: this.prefix, publish: this.publishCommand });
     this.capabilities = {

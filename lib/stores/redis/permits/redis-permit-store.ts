@@ -26,7 +26,8 @@ import { DEFAULT_HANDOFF_WINDOW } from '../../shared/handoff-window.js';
 import { REDIS_CLIENT_OPTIONS } from '../redis-store-options.js';
 import { ReleaseSubscriber, SUBSCRIPTION_LINGER } from '../release-subscriber.js';
 import { runScript, runScriptBatch } from '../script-runner.js';
-import { isWrongType, redisStoreError } from '../store-error.js';
+import { errorMessage, isWrongType, redisStoreError } from '../store-error.js';
+import { awaitReplicas, type ReplicaAck } from '../replica-ack.js';
 import { unreachableServer } from '../connection-failure.js';
 import { permitKeys, permitScriptKeys, type PermitKeys } from './permit-keys.js';
 import { PermitGrants, type UntakenGrant } from './permit-grants.js';
@@ -96,8 +97,16 @@ export class RedisPermitStore implements PermitStore {
   private readonly givingBack = new Set<Promise<void>>();
   private closed = false;
 
-  /** @throws LockConfigurationError when an option is invalid or has an unknown name */
-  constructor(private readonly options: RedisPermitStoreOptions) {
+  /**
+   * @param replicaAck the `replicaAck` of the `RedisLockStore` these permits belong to: a grant or a renewal
+   *   counts only once that many replicas took it (WAIT), and no release grants a waiter directly (that grant
+   *   would count before any WAIT)
+   * @throws LockConfigurationError when an option is invalid or has an unknown name
+   */
+  constructor(
+    private readonly options: RedisPermitStoreOptions,
+    private readonly replicaAck?: ReplicaAck,
+  ) {
     const client = toClientPort(options?.client, 'client', options?.ownsClient === true);
     checkOptionNames(options, REDIS_PERMIT_STORE_OPTIONS);
     if (options.ownsClient !== undefined) validateBoolean('ownsClient', options.ownsClient);
@@ -129,7 +138,7 @@ export class RedisPermitStore implements PermitStore {
     const keys = this.keysOf(request.key);
     // a waiter leaves its offer with its place, for a release to grant it directly (only where it hears so)
     const version =
-      request.waiting?.direct && this.subscriber
+      request.waiting?.direct && this.subscriber && !this.replicaAck
         ? this.grants.offer(request.key, request.token, request.ttl, performance.now())
         : 0;
     const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys), version);
@@ -145,6 +154,7 @@ export class RedisPermitStore implements PermitStore {
     const [outcome, value, ahead] = reply as [number, number | string, number];
     if (isOne(outcome)) {
       this.grants.spent(request.token);
+      if (this.replicaAck) await this.confirmGrant(request.key, request.token, this.replicaAck);
       return request.fencing ? { acquired: true, fence: Number(value) } : { acquired: true };
     }
     if (outcome === 2) return { acquired: false, inUseAs: inUseAs(String(value)) };
@@ -197,7 +207,10 @@ export class RedisPermitStore implements PermitStore {
     const reply = await this.run('extend', key, keys, () =>
       runScript(this.client, PERMIT_EXTEND, permitScriptKeys(keys), [token, ttl]),
     );
-    return isOne(reply);
+    if (!isOne(reply) || !this.replicaAck) return isOne(reply);
+    const [outcome] = await this.confirmRenewals(key, [true], this.replicaAck);
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   async extendMany(renewals: readonly LeaseRenewal[]): Promise<Array<boolean | Error>> {
@@ -222,13 +235,65 @@ export class RedisPermitStore implements PermitStore {
       const failure = redisStoreError('renew', undefined, unreachable?.cause ?? error, unreachable?.detail);
       return renewals.map(() => failure);
     }
-    return Promise.all(
+    const outcomes = await Promise.all(
       replies.map((reply, index) =>
         reply instanceof Error
           ? this.storeError('renew', renewals[index].key, this.keysOf(renewals[index].key), reply)
           : Promise.resolve(isOne(reply)),
       ),
     );
+    return this.replicaAck ? this.confirmRenewals(renewals[0].key, outcomes, this.replicaAck) : outcomes;
+  }
+
+  /**
+   * Waits for the replicas to take a permit just granted on `key`; if they do not in time, takes it back and
+   * fails: after a failover that lost it, the limit would let in one holder more than it counts.
+   */
+  private async confirmGrant(key: string, token: string, ack: ReplicaAck): Promise<void> {
+    let acknowledged: number | undefined;
+    let failure: unknown;
+    try {
+      acknowledged = (await awaitReplicas(this.client, ack, [this.keysOf(key).lock])).acknowledged;
+    } catch (error) {
+      failure = error;
+    }
+    if (acknowledged !== undefined && acknowledged >= ack.replicas) return;
+    await this.release(key, token).catch(() => undefined);
+    const detail =
+      acknowledged === undefined
+        ? `could not confirm the permit with its replicas (${errorMessage(failure)}); it was released`
+        : `only ${acknowledged} of ${ack.replicas} replicas acknowledged the permit within ${ack.timeout} ms ` +
+          '(option replicaAck); it was released, since a failover now could let in more holders than the limit';
+    throw redisStoreError('acquire', key, failure, detail);
+  }
+
+  /**
+   * Renewals one server served (`outcomes`, `true` where renewed), counted only once the replicas took them:
+   * one WAIT after them all (on the server of `key`). Unacknowledged, a renewal is an error: on the replicas
+   * the permit keeps its earlier expiry, so its holder must not count it.
+   */
+  private async confirmRenewals(
+    key: string,
+    outcomes: Array<boolean | Error>,
+    ack: ReplicaAck,
+  ): Promise<Array<boolean | Error>> {
+    if (!outcomes.includes(true)) return outcomes;
+    let acknowledged: number;
+    try {
+      acknowledged = (await awaitReplicas(this.client, ack, [this.keysOf(key).lock])).acknowledged;
+    } catch (error) {
+      const failure = redisStoreError('renew', key, error);
+      return outcomes.map((outcome) => (outcome === true ? failure : outcome));
+    }
+    if (acknowledged >= ack.replicas) return outcomes;
+    const failure = redisStoreError(
+      'renew',
+      key,
+      undefined,
+      `only ${acknowledged} of ${ack.replicas} replicas acknowledged the renewal within ${ack.timeout} ms ` +
+        '(option replicaAck); it does not count until they do',
+    );
+    return outcomes.map((outcome) => (outcome === true ? failure : outcome));
   }
 
   async inspect(key: string): Promise<PermitState> {

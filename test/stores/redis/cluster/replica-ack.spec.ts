@@ -140,6 +140,41 @@ describe('replicaAck on a standalone master with one replica', () => {
     expect(await lock.release()).toBe(true);
   });
 
+  it('grants a permit only once the replica took it, and takes it back when the replica does not in time', async () => {
+    const locks = manager(store());
+    const asleep = await sleepServer(replica.url, 1);
+    const error = await locks.acquire('pool', { limit: 1 }).catch((caught: unknown) => caught);
+    await asleep.awake;
+    // without: granted on the master alone, which a failover could lose while its holder runs
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(/only 0 of 1 replicas acknowledged the permit within 200 ms/);
+    expect(locks.heldCount).toBe(0);
+    // taken back: the semaphore's only permit is free
+    const permit = await locks.acquire('pool', { limit: 1, wait: 0 });
+    expect((await locks.inspect('pool')).holders).toBe(1);
+    // a waiter is let in by the release (no direct grant before a WAIT), and its permit is on the replica
+    const waiting = locks.acquire('pool', { limit: 1, wait: 5000 });
+    setTimeout(() => void permit.release(), 100);
+    const next = await waiting;
+    expect(await onReplica.exists(`${lockKey('pool')}:permit-info`)).toBe(1);
+    await next.release();
+  });
+
+  it('does not count a permit renewal the replica did not acknowledge', async () => {
+    const locks = manager(store());
+    const permit = await locks.acquire('readers', { mode: 'read', ttl: 10_000 });
+    const validBefore = permit.validUntil;
+    const asleep = await sleepServer(replica.url, 1);
+    const error = await permit.extend(20_000).catch((caught: unknown) => caught);
+    await asleep.awake;
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(/only 0 of 1 replicas acknowledged the renewal within 200 ms/);
+    expect(permit.validUntil).toBeLessThanOrEqual(validBefore);
+    await permit.extend(20_000);
+    expect(permit.validUntil).toBeGreaterThan(validBefore);
+    expect(await permit.release()).toBe(true);
+  });
+
   it('keeps auto-renewed leases alive while the replica keeps up (one WAIT per renewal batch)', async () => {
     const locks = manager(store());
     const held = await Promise.all(
