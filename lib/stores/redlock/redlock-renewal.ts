@@ -59,7 +59,11 @@ export async function renewOnQuorum(
       }
       return true;
     }
-    if (countAnswers(replies) < nodes.quorum) return nodes.noQuorum(operation, renewal.key, replies);
+    // lost only when the extended copies and the silent nodes together cannot make a quorum: a silent node may
+    // have extended the lease too
+    const silent = replies.length - countAnswers(replies);
+    if (countAnswers(replies, isExtended) + silent >= nodes.quorum)
+      return nodes.noQuorum(operation, renewal.key, replies);
     return false;
   });
   // every round waits for the connection, so the clients are there

@@ -13,7 +13,7 @@ import { toClientPort } from '../../../lib/stores/redis/client/client-port.js';
 import { EXTEND, EXTEND_MANY } from '../../../lib/stores/redis/scripts/index.js';
 import { resourceKeys } from '../../../lib/stores/redis/resource-keys.js';
 import { newToken } from '../../../lib/utils/token.js';
-import { blockEventLoop } from '../../support/faults.js';
+import { blockEventLoop, sleepServer } from '../../support/faults.js';
 import { lockUserRules } from '../../support/lock-user-acl.js';
 import type { RedisServerHandle } from '../../support/redis-server.js';
 import { RedisServerPool, uniquePrefix } from '../../support/stores.js';
@@ -527,6 +527,23 @@ describe('RedlockStore renewals after a node lost its data', () => {
     await Promise.all([replace(1), replace(2)]);
     expect(await holder.extend('k', token, 10_000)).toBe(false);
     expect(await holders('k')).toEqual([0]);
+  });
+
+  it('does not call a lease lost while a silent node and the extended ones could still make its quorum', async () => {
+    const holder = store();
+    const token = newToken();
+    await holder.acquire({ key: 'k', token, ttl: 10_000, fencing: false });
+    expect(await holders('k')).toEqual([0, 1, 2]);
+    // node 2 lost the lease; node 1 answers nobody for a while: node 0's extension and node 1's may still agree
+    await clients[2].del(names('k').lock);
+    const asleep = await sleepServer(servers[1].url, 1.5);
+    const outcome = await holder.extend('k', token, 10_000).catch((error: unknown) => error);
+    await asleep.awake;
+    // without: `false`, the holder told its lease was taken while nobody else could hold it
+    expect(outcome).toBeInstanceOf(LockStoreError);
+    expect(await holder.extend('k', token, 10_000)).toBe(true);
+    await settled();
+    expect(await holders('k')).toEqual([0, 1, 2]);
   });
 
   it('gives each lease of a batch back where it is missing, and none of a lease the batch lost', async () => {
