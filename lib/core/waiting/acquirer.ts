@@ -46,6 +46,11 @@ export interface Acquisition {
    * grant directly (see `firstRequest`).
    */
   offered: boolean;
+  /**
+   * Whether one of its requests went unanswered past its wait and was left behind (`leaveUnanswered`): a grant
+   * it brings is released by the token, so no later request may use that token.
+   */
+  leftBehind?: boolean;
 }
 
 /** A waiter's first attempt, refused: when it was sent and answered, and the holder's remaining lease it was told. */
@@ -254,9 +259,9 @@ export class Acquirer {
     for (let round = 0; ; round++) {
       if (this.shutdown.begun) throw shuttingDownError(key);
       const local = this.leases.holderOf(key);
-      // no ask after the wait: one that went unanswered until then (see `leaveUnanswered`) may still be granted,
-      // and the release of that grant, by the same token, would end the lease a later ask was granted
-      if (performance.now() >= deadline) return local ? { remainingTtl: local.remainingTime } : last;
+      // an ask left behind unanswered may still be granted, and the release of that grant, by the same token,
+      // would end the lease a later ask was granted: none is sent (the wait is over anyway)
+      if (acquisition.leftBehind) return local ? { remainingTtl: local.remainingTime } : last;
       // without cover, a release between our refusal and the watch would go unheard: ask again first
       if (!local && !(round === 0 && covered)) {
         last = await this.attempt(acquisition, { again: true, ttl: deadline - performance.now(), next: true });
@@ -427,8 +432,8 @@ export class Acquirer {
    * Ends an acquisition whose ask went unanswered until its wait was over (and at least
    * {@link LEAST_ANSWER_TIME}): a refusal when the store answered an earlier ask of it (the key was held then),
    * else a store failure. The ask goes on without it: a grant it brings is released, token-checked, and a
-   * failure undone as a lost reply's. No later ask may use the token, which the release would end: the wait
-   * is over, so none comes.
+   * failure undone as a lost reply's. No later ask may use the token, which the release would end: the
+   * acquisition is marked `leftBehind`, and its head's loop asks no more.
    */
   private leaveUnanswered(
     acquisition: Acquisition,
@@ -443,6 +448,7 @@ export class Acquirer {
       () => this.undoLostGrant(key, token, sentAt + settings.ttl),
     );
     if (waiting?.next) this.line?.withdrawOffer?.(key, token);
+    acquisition.leftBehind = true;
     if (acquisition.answered) return { remainingTtl: undefined };
     throw new LockStoreError(
       'acquire',
