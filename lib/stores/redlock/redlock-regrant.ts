@@ -74,7 +74,10 @@ export async function regrantLostCopies(
   );
 }
 
-/** The holder record of each lease ('' when it was granted without one), read with one MGET per source node. */
+/**
+ * The holder record of each lease ('' when it was granted without one), read with one MGET per source node;
+ * none for a lease whose token no longer holds its source node's key.
+ */
 async function holderRecords(
   clients: readonly RedisClientPort[],
   timeout: number,
@@ -91,8 +94,9 @@ async function holderRecords(
       const values = await clients[sources[index]].mget(...group.map((lease) => lease.keys.lock));
       group.forEach((lease, position) => {
         const stored = readStoredLease(values[position]);
-        // the record travels with the lease: read it from a node where the token still holds it
-        records.set(lease, stored?.lease && stored.token === lease.token ? (stored.holder ?? '') : '');
+        // the record travels with the lease: read it from a node where the token still holds it; where it does
+        // not any more, the lease was released (or lost) since it was extended, and is not given back
+        if (stored?.lease && stored.token === lease.token) records.set(lease, stored.holder ?? '');
       });
     },
     timeout,
