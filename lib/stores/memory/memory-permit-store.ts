@@ -184,9 +184,12 @@ export class MemoryPermitStore implements PermitStore {
     return last === undefined ? undefined : Math.max(1, Math.ceil(last - now));
   }
 
-  /** A mutex caller refused by live permits waits: no new permit is granted until they ended (MutexFirst). */
-  claimForMutex(key: string): void {
-    this.mutexFirst.claim(key);
+  /**
+   * A mutex caller refused by live permits waits `waitFor` ms: no new permit is granted until they ended, or its
+   * wait did (MutexFirst).
+   */
+  claimForMutex(key: string, waitFor: number): void {
+    this.mutexFirst.claim(key, performance.now() + waitFor);
   }
 
   /** A mutex lease of `key` was granted: a claim it made on the key's permits is spent. */

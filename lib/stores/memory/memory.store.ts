@@ -74,7 +74,7 @@ export class MemoryLockStore implements LockStore {
     const current = this.leases.get(request.key);
     const permitsHold = current ? undefined : this.permits.permitsHold(request.key);
     if (permitsHold !== undefined) {
-      if (request.waiting) this.permits.claimForMutex(request.key);
+      if (request.waiting) this.permits.claimForMutex(request.key, request.waiting.ttl);
       return { acquired: false, remainingTtl: permitsHold };
     }
     if (current && current.token !== request.token) {

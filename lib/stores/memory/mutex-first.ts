@@ -9,6 +9,8 @@ import { performance } from 'node:perf_hooks';
 export class MutexFirst {
   /** Per claimed key, until when permits are held back (`Infinity` while the claim waits for permits to end). */
   private readonly until = new Map<string, number>();
+  /** Per key claimed and waiting for permits to end, when the last of its claimants' waits ends. */
+  private readonly claimedUntil = new Map<string, number>();
 
   /**
    * @param window how long, in ms, the key stays the mutex's after the last permit ended
@@ -19,10 +21,15 @@ export class MutexFirst {
     private readonly onFree: (key: string) => void,
   ) {}
 
-  /** A mutex caller that waits claims `key` from its live permits. */
-  claim(key: string): void {
+  /**
+   * A mutex caller that waits claims `key` from its live permits, as long as it waits (`waitEnds`, a
+   * `performance.now()` time): a claim nobody waits for any more would keep new permits out while the live ones
+   * are renewed.
+   */
+  claim(key: string, waitEnds: number): void {
     const until = this.until.get(key);
     if (until === undefined || until <= performance.now()) this.until.set(key, Infinity);
+    this.claimedUntil.set(key, Math.max(this.claimedUntil.get(key) ?? 0, waitEnds));
   }
 
   /**
@@ -32,6 +39,11 @@ export class MutexFirst {
   holdsFor(key: string, now: number, lastPermitEnd: number | undefined): number | undefined {
     const until = this.until.get(key);
     if (until === undefined) return undefined;
+    if (until === Infinity && now >= (this.claimedUntil.get(key) ?? Infinity)) {
+      this.until.delete(key);
+      this.claimedUntil.delete(key);
+      return undefined;
+    }
     if (until === Infinity) return Math.max(0, (lastPermitEnd ?? now) - now) + this.window;
     if (until > now) return until - now;
     this.until.delete(key);
@@ -41,6 +53,7 @@ export class MutexFirst {
   /** The last permit of `key` ended: a claim on it now holds the key for the mutex for the window. */
   permitsEnded(key: string, now: number): void {
     if (this.until.get(key) !== Infinity) return;
+    this.claimedUntil.delete(key);
     this.until.set(key, now + this.window);
     this.onFree(key);
   }
@@ -48,5 +61,6 @@ export class MutexFirst {
   /** The mutex took the key: its claim is spent (the lease itself keeps permits out now). */
   served(key: string): void {
     if (this.until.get(key) !== Infinity) this.until.delete(key);
+    this.claimedUntil.delete(key);
   }
 }

@@ -77,7 +77,9 @@ export class RedisLine implements WaitingLine {
     if (this.closed) return;
     const { client, owner } = this.parts;
     const keys = this.parts.keysOf(key);
-    await this.parts.run('leave the line of', key, keys, () => runScript(client, LEAVE_LINE, [keys.line], [owner]));
+    await this.parts.run('leave the line of', key, keys, () =>
+      runScript(client, LEAVE_LINE, [keys.line, keys.lock], [owner]),
+    );
   }
 
   takeGrant(key: string, token: string): DirectGrant | undefined {
