@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { withKeyTemplate } from '../errors/lock.error.js';
-import type { LockLostError, LockLostReason } from '../errors/lock-lost.error.js';
+import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import { LockStoreError } from '../errors/lock-store.error.js';
 import type { LeaseLimits } from '../interfaces/lease-limits.interface.js';
 import type { LockStore } from '../interfaces/lock-store.interface.js';
@@ -138,7 +138,12 @@ export class LeaseBook implements LeaseController {
     // a renewal on its way with the old ttl, applied after this extend on a store that spreads its calls over a
     // pool, would shorten the lease in the store below the validity the holder is told: it goes first
     const renewal = this.renewer.renewalOnItsWay(lock);
-    if (renewal) await answeredWithin(renewal, lock.validUntil - performance.now());
+    if (renewal) {
+      await answeredWithin(renewal, lock.validUntil - performance.now());
+      // released or lost meanwhile: the extension is not sent (it would report a released lease lost)
+      if (lock.isReleased) throw new LockLostError(lock.key, 'released');
+      if (lock.loss) throw lock.loss;
+    }
     const sentAt = performance.now();
     let extended: boolean;
     try {

@@ -53,6 +53,22 @@ describe('a keep or an extension while a renewal is on its way', () => {
     expect(lock.isHeld).toBe(true);
     await lock.release();
   });
+
+  it('sends no extension for a lease released while it waited for the renewal', async () => {
+    const keyPrefix = uniquePrefix();
+    const { store, renewing } = delayedRenewals(keyPrefix);
+    manager = new LockManager({ store });
+    const lost: unknown[] = [];
+    manager.on('lost', (event) => void lost.push(event));
+    const lock = await manager.acquire('invoice-batch', { ttl: 3000, autoRenew: true });
+    await renewing;
+    const extension = lock.extend(20_000).catch((error: unknown) => error);
+    await lock.release();
+    // without: the extension went out after the release, found the key gone and reported the lease taken
+    expect(await extension).toMatchObject({ reason: 'released' });
+    expect(lost).toEqual([]);
+    expect(await admin.pttl(resourceKeys(keyPrefix, 'invoice-batch').lock)).toBe(-2);
+  });
 });
 
 /** A store whose renewals wait 300 ms on their way, as on a busy pooled connection, while other calls go at once. */
