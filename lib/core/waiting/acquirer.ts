@@ -248,7 +248,11 @@ export class Acquirer {
     // must not keep us waiting past the holder's lease, so at its end we ask without the watch; nor past the wait
     while (!(await openedBefore(opening, Math.min(holderEnds === undefined ? Infinity : holderEnds + 1, deadline)))) {
       if (this.shutdown.begun) throw shuttingDownError(key);
-      if (performance.now() >= deadline) return last;
+      if (performance.now() >= deadline) {
+        // the holder's end unknown and no watch to hear its release: one ask at the wait's end, as the loop
+        // below makes one, unless an ask of this acquisition was left behind with its token
+        return holderEnds === undefined && !acquisition.leftBehind ? this.attempt(acquisition) : last;
+      }
       last = await this.attempt(acquisition, { again: true, ttl: deadline - performance.now(), next: true });
       if (retrying(last)) continue;
       if (!('remainingTtl' in last)) return last;

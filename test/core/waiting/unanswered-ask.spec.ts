@@ -71,4 +71,33 @@ describe('an ask answered after the wait', () => {
       expect(await admin.pttl(resourceKeys(keyPrefix, 'stock:42').lock)).toBe(-2);
     },
   );
+
+  it("asks once at the end of its wait when the holder's end was unknown and the watch never opened", async () => {
+    const keyPrefix = uniquePrefix();
+    const store = (): RedisLockStore =>
+      new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
+    const inner = store();
+    const waiter = new LockManager({
+      store: Object.assign(Object.create(inner) as RedisLockStore, {
+        watch: async (...args: Parameters<RedisLockStore['watch']>) => {
+          await sleep(3000);
+          return inner.watch(...args);
+        },
+        // refusals that do not say how long the holder keeps the key (as PostgreSQL's and etcd's can)
+        acquire: async (request: AcquireRequest) => {
+          const answer = await inner.acquire(request);
+          return answer.acquired ? answer : { acquired: false };
+        },
+      }),
+    });
+    managers.push(waiter);
+    await (await waiter.acquire('warm-up', { ttl: 1000, autoRenew: false })).release();
+    const holder = new LockManager({ store: store() });
+    managers.push(holder);
+    await holder.acquire('stock:43', { ttl: 500, autoRenew: false });
+    // the holder's lease ends after 500 ms; the waiter, deaf to it, asks again at the end of its wait
+    const lock = await waiter.acquire('stock:43', { ttl: 5000, wait: 1200, autoRenew: false });
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
 });
