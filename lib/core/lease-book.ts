@@ -17,6 +17,7 @@ import { LeaseRenewer } from './lease-renewer.js';
 import type { LocalQueue } from './waiting/local-queue.js';
 import { clockDrift, Lock, type LeaseController } from './lock.js';
 import type { ShutdownGate } from './shutdown-gate.js';
+import { raceDeadline } from '../utils/deadline.js';
 import { retryUntil } from '../utils/retry-until.js';
 
 /** What a lease book works with; its manager owns each part and shares the queues and the gate with its acquirer. */
@@ -377,8 +378,9 @@ async function keptAfter(renewal: Promise<unknown>, keptFor: number, validUntil:
 
 /** Waits until `renewal` is answered (a failure counts) or `ms` ms have passed, whichever comes first. */
 async function answeredWithin(renewal: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
-  await Promise.race([renewal.catch(() => undefined), bound]);
-  clearTimeout(timer);
+  await raceDeadline(
+    renewal.catch(() => undefined),
+    Math.max(0, ms),
+    () => undefined,
+  );
 }
