@@ -133,6 +133,19 @@ describe('startFaultProxy', () => {
     await expect(direct.get('harness:proxy:ran')).resolves.toBe('applied');
   });
 
+  it('holds the replies after a marked request, which still runs, until heal delivers them', async () => {
+    const redis = client({ commandTimeout: 200 });
+    await redis.connect();
+    await direct.del('harness:proxy:answer-held');
+    const held = proxy.holdRepliesAfter('harness:proxy:answer-held');
+    await expect(redis.set('harness:proxy:answer-held', 'applied')).rejects.toThrow(/timed out/i);
+    await held;
+    await expect(direct.get('harness:proxy:answer-held')).resolves.toBe('applied');
+    await expect(redis.ping()).rejects.toThrow(/timed out/i);
+    proxy.heal();
+    await expect(redis.ping()).resolves.toBe('PONG');
+  });
+
   it('cuts only once per call, and refuses a second cut while one is armed', async () => {
     const redis = client();
     await redis.connect();

@@ -33,6 +33,14 @@ export interface FaultProxy {
    */
   cutOn(marker: string, when: 'request' | 'reply'): Promise<void>;
   /**
+   * Holds what the server sends on the one connection that next carries a client chunk containing `marker`,
+   * from that chunk on, while its requests still go through: the request runs on the server and its answer
+   * (and every later one on that connection) does not arrive, a lost reply. {@link FaultProxy.heal} delivers
+   * them. Resolves once the marked chunk went through; shares the one armed slot of {@link FaultProxy.cutOn}.
+   * @throws Error when a cut is already armed.
+   */
+  holdRepliesAfter(marker: string): Promise<void>;
+  /**
    * While on, the proxy stops listening so new connections fail with ECONNREFUSED; open ones keep working.
    * @throws Error when turning it off and the port was taken meanwhile.
    */
@@ -55,7 +63,7 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
   const targetPort = typeof target === 'string' ? Number(url.port || 6379) : target.port;
   const links = new Set<Link>();
   const faults: Faults = { latencyMs: 0, blackholed: false };
-  let armed: { marker: Buffer; when: 'request' | 'reply'; done: () => void } | undefined;
+  let armed: { marker: Buffer; when: 'request' | 'reply' | 'hold'; done: () => void } | undefined;
 
   const onConnection = (client: Socket): void => {
     const server = connect({ port: targetPort, host: targetHost, allowHalfOpen: true });
@@ -70,6 +78,12 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
         if (cut.when === 'request') {
           links.delete(link);
           destroyLink(link);
+          cut.done();
+          return;
+        }
+        if (cut.when === 'hold') {
+          link.toClient.hold();
+          link.toServer.push(chunk);
           cut.done();
           return;
         }
@@ -150,6 +164,7 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
       faults.blackholed = false;
       for (const link of links) {
         link.toServer.pump(true);
+        link.toClient.unhold();
         link.toClient.pump(true);
       }
     },
@@ -157,6 +172,10 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
     cutOn(marker, when) {
       if (armed) return Promise.reject(new Error('A cut is already armed; await it before arming the next.'));
       return new Promise((resolve) => (armed = { marker: Buffer.from(marker), when, done: resolve }));
+    },
+    holdRepliesAfter(marker) {
+      if (armed) return Promise.reject(new Error('A cut is already armed; await it before arming the next.'));
+      return new Promise((resolve) => (armed = { marker: Buffer.from(marker), when: 'hold', done: resolve }));
     },
     async refuse(on) {
       if (on) return stopListening();
@@ -195,6 +214,8 @@ function destroyLink(link: Link): void {
 class Pipe {
   private readonly queue: Array<{ chunk: Buffer | 'end'; due: number }> = [];
   private timer: NodeJS.Timeout | undefined;
+  /** Set by {@link Pipe.hold}: nothing is written out until {@link Pipe.unhold}. */
+  private held = false;
 
   constructor(
     private readonly destination: Socket,
@@ -210,7 +231,7 @@ class Pipe {
 
   /** Writes out what is due, or with `everything` all that is queued. */
   pump(everything = false): void {
-    if (this.faults.blackholed) return;
+    if (this.faults.blackholed || this.held) return;
     clearTimeout(this.timer);
     this.timer = undefined;
     const now = performance.now();
@@ -224,6 +245,15 @@ class Pipe {
       // Timers may fire a fraction of a millisecond early; pump() checks again and waits out the rest.
       this.timer = setTimeout(() => this.pump(), Math.ceil(this.queue[0].due - now));
     }
+  }
+
+  /** Keeps every chunk queued from now on (a lost reply), whatever the faults say. */
+  hold(): void {
+    this.held = true;
+  }
+
+  unhold(): void {
+    this.held = false;
   }
 
   clear(): void {
