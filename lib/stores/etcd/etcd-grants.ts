@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { AcquireRequest, AcquireResult } from '../../interfaces/lease.interface.js';
 import type { HandOverResult } from '../../interfaces/waiting-line.interface.js';
-import type { EtcdKeyValue, EtcdResponseOp, Etcd3Client } from './etcd-client.js';
+import type { EtcdKeyValue, EtcdResponseOp, EtcdTxnResponse, Etcd3Client } from './etcd-client.js';
 import type { EtcdKeepAlives } from './etcd-keep-alives.js';
 import type { EtcdResourceKeys } from './etcd-keys.js';
 import type { EtcdLeaseBook } from './etcd-lease-book.js';
@@ -108,27 +108,30 @@ export class EtcdGrants {
       throw error;
     }
     const old = book.end(token);
+    const revision = handedOverAt(reply, lease, next.token);
     if (
-      reply.succeeded &&
+      revision !== undefined &&
       !(await renewed.then(
         () => true,
         () => false,
       ))
     ) {
       // handed over on a lease that could not be renewed: revoking it frees the key, which was ours; the next
-      // waiter asks by itself
-      revokeLease(client, lease);
+      // waiter asks by itself, once the revocation is through (asking before, it could be granted again on
+      // the lease the revocation then ends)
+      await client.leaseClient.leaseRevoke({ ID: lease }).catch(() => undefined);
       if (old) pool.give(old, old.seconds);
       return { released: true, handedOver: false };
     }
-    if (reply.succeeded) {
+    if (revision !== undefined) {
       line.forget(keys);
       book.record(next.token, { id: lease, seconds, until: pooled.until });
       if (old) pool.give(old, old.seconds);
       return next.fencing
-        ? { released: true, handedOver: true, fence: Number(reply.header.revision) }
+        ? { released: true, handedOver: true, fence: Number(revision) }
         : { released: true, handedOver: true };
     }
+    // the lease holds nothing: not even a copy of this hand-over sent before, whose reply was lost
     keepSpare(pool, client, { lease: pooled, renewed, seconds });
     const released = reply.responses[0].response_txn?.succeeded === true;
     if (released && old) pool.give(old, old.seconds);
@@ -198,6 +201,18 @@ export class EtcdGrants {
     const revision = fence?.mod_revision ?? current.mod_revision;
     return { acquired: true, lease: current.lease, seconds: ttl, result: granted(request, revision) };
   }
+}
+
+/**
+ * The revision at which a hand-over gave the key to `token` on `lease`: this reply's when it did, or the key's
+ * when a copy sent before did (a member applied it and its reply was lost, so it was sent again); `undefined`
+ * when the key was not handed over.
+ */
+function handedOverAt(reply: EtcdTxnResponse, lease: string, token: string): string | undefined {
+  if (reply.succeeded) return reply.header.revision;
+  const [current] = reply.responses[1]?.response_range?.kvs ?? [];
+  const ours = current?.lease === lease && Buffer.from(current.value).toString('utf8') === token;
+  return ours ? current.mod_revision : undefined;
 }
 
 function granted(request: AcquireRequest, revision: string): AcquireResult {

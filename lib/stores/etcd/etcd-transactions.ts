@@ -74,7 +74,8 @@ export function releaseTxn(keys: EtcdResourceKeys, token: string): EtcdTxnReques
 
 /**
  * While `token` holds the key: grants it to `next` in the same step when nobody waits ahead of us, else
- * releases it (the nested transaction of the failure branch says whether it did).
+ * releases it (the nested transaction of the failure branch says whether it did) and answers the key, by
+ * which a copy resent after its reply was lost finds that the first copy handed it over.
  */
 export function handOverTxn(
   keys: EtcdResourceKeys,
@@ -85,7 +86,7 @@ export function handOverTxn(
   return {
     compare: [ownedBy(keys, token), plan.gate],
     success: [...grantOps(keys, next, plan.lease), plan.leave],
-    failure: [{ request_txn: releaseTxn(keys, token) }],
+    failure: [{ request_txn: releaseTxn(keys, token) }, { request_range: { key: keys.lock } }],
   };
 }
 

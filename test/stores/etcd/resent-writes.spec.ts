@@ -1,0 +1,96 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Etcd3 } from 'etcd3';
+import { LockManager } from '../../../lib/core/lock-manager.js';
+import { etcdResourceKeys } from '../../../lib/stores/etcd/etcd-keys.js';
+import { EtcdLockStore } from '../../../lib/stores/etcd/etcd-lock-store.js';
+import { startEtcdCluster, type EtcdClusterHandle } from '../../support/etcd-cluster.js';
+import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
+import { uniquePrefix } from '../../support/stores.js';
+
+/**
+ * Writes the store sends again to the next member after the first member's reply was lost (a member that
+ * applied a transaction and then went silent): the second copy must not undo or misread what the first did.
+ * Two members in the store's options, both the one etcd server: the first through a proxy that loses replies.
+ */
+describe('EtcdLockStore, writes resent after a lost reply', () => {
+  let cluster: EtcdClusterHandle;
+  let proxy: FaultProxy;
+  let admin: Etcd3;
+  const managers: LockManager[] = [];
+
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(1);
+    admin = new Etcd3({ hosts: cluster.hosts });
+  }, 60_000);
+
+  beforeEach(async () => {
+    const [host, port] = cluster.hosts[0].split(':');
+    proxy = await startFaultProxy({ host, port: Number(port) });
+  });
+
+  afterEach(async () => {
+    proxy.heal();
+    await Promise.all(managers.splice(0).map((manager) => manager.close()));
+    await proxy.close();
+  });
+
+  afterAll(async () => {
+    admin.close();
+    await cluster.stop();
+  });
+
+  /** A manager whose store talks to the proxy first, then (once that fails) to the server directly. */
+  const managerThroughProxy = (prefix: string): LockManager => {
+    const store = new EtcdLockStore({
+      hosts: [`127.0.0.1:${proxy.port}`, cluster.hosts[0]],
+      keyPrefix: prefix,
+      timeout: 1000,
+    });
+    const manager = new LockManager({ store });
+    managers.push(manager);
+    return manager;
+  };
+
+  /** The token and etcd lease that hold `key` now, read directly from the server. */
+  const holding = async (prefix: string, key: string): Promise<{ token: string; lease: string } | undefined> => {
+    const reply = await admin.kv.range({ key: etcdResourceKeys(prefix, key).lock });
+    const [current] = reply.kvs;
+    return current && { token: Buffer.from(current.value).toString('utf8'), lease: String(current.lease) };
+  };
+
+  it('hands the key over once when the hand-over is resent, and never pools the lease that holds it', async () => {
+    const prefix = uniquePrefix();
+    const manager = managerThroughProxy(prefix);
+    const ttl = 20_000;
+    const first = await manager.acquire('inventory:sku-1', { ttl, autoRenew: false });
+    const waiting = manager.acquire('inventory:sku-1', { ttl, wait: 8000, autoRenew: false });
+    // the waiter's refused ask puts its place in the line
+    const line = etcdResourceKeys(prefix, 'inventory:sku-1').line;
+    for (let tries = 0; (await admin.getAll().prefix(line.toString('utf8')).keys()).length === 0; tries++) {
+      expect(tries).toBeLessThan(200);
+      await sleep(25);
+    }
+    // another key takes the lease the refused ask left in the pool, so the hand-over is made on a new lease
+    const other = await manager.acquire('inventory:sku-2', { ttl, autoRenew: false });
+    const firstToken = (await holding(prefix, 'inventory:sku-1'))!.token;
+
+    // the hand-over (the only request that carries the holder's token) runs, and its answer is lost
+    const lost = proxy.holdRepliesAfter(firstToken);
+    const releasedAt = performance.now();
+    await expect(first.release()).resolves.toBe(true);
+    await lost;
+    const second = await waiting;
+    // handed over by the first copy, not by the waiter's own ask at the end of its wait
+    expect(performance.now() - releasedAt).toBeLessThan(6000);
+    const handedTo = await holding(prefix, 'inventory:sku-1');
+    expect(handedTo?.token).not.toBe(firstToken);
+    proxy.heal();
+
+    // the next grant of the same length must not be made on the lease that holds the waiter's key: a revocation
+    // of it would end both
+    const third = await manager.acquire('inventory:sku-3', { ttl, autoRenew: false });
+    expect((await holding(prefix, 'inventory:sku-3'))?.lease).not.toBe(handedTo?.lease);
+    await Promise.all([second.release(), other.release(), third.release()]);
+  }, 30_000);
+});
