@@ -104,27 +104,29 @@ export class EtcdLeaseBook {
     indexes.forEach((index, position) => {
       const ttl = ttls[position];
       const renewal = renewals[index];
+      const holder = holders instanceof Error ? undefined : holders[position];
       if (ttl instanceof Error) outcomes[index] = renewalError(renewal.key, ttl);
       else if (holders instanceof Error) outcomes[index] = renewalError(renewal.key, holders);
-      else outcomes[index] = ttl > 0 && holders[position] === renewal.token;
+      // the key on another lease than the one kept alive (a move whose answer was lost) ends with that lease
+      else outcomes[index] = ttl > 0 && holder?.token === renewal.token && holder.lease === ids[position];
       const held = this.leases.get(renewal.token);
       if (outcomes[index] === true && held && typeof ttl === 'number') held.until = performance.now() + ttl * 1000;
     });
   }
 
-  /** The token each key holds now (`undefined`: none), read in transactions of at most 128 reads. */
-  private async holdersOf(keys: readonly string[], timeout: number): Promise<Array<string | undefined>> {
+  /** The token each key holds now and its lease (`undefined`: none), read in transactions of at most 128 reads. */
+  private async holdersOf(keys: readonly string[], timeout: number): Promise<Array<KeyHolder | undefined>> {
     const members = await this.deps.members();
-    const tokens: Array<string | undefined> = [];
+    const holders: Array<KeyHolder | undefined> = [];
     for (let start = 0; start < keys.length; start += MAX_TXN_OPS) {
       const chunk = keys.slice(start, start + MAX_TXN_OPS);
       const reply = await members.txnWithin(readLocksTxn(chunk.map((key) => this.deps.keysOf(key))), timeout);
       reply.responses.forEach((response) => {
         const [kv] = response.response_range?.kvs ?? [];
-        tokens.push(kv ? Buffer.from(kv.value).toString('utf8') : undefined);
+        holders.push(kv && { token: Buffer.from(kv.value).toString('utf8'), lease: kv.lease });
       });
     }
-    return tokens;
+    return holders;
   }
 
   /** Puts a held key (and its holder record) on a new etcd lease of the asked length, token-checked. */
@@ -134,16 +136,17 @@ export class EtcdLeaseBook {
     // etcd holds at least a second; holding longer than asked is safe, the holder's validity stays on its ttl
     const seconds = leaseSeconds(Math.max(renewal.ttl, MIN_ETCD_TTL));
     const { lease: pooled, renewed } = await this.deps.pool.take(seconds);
-    let reply;
     try {
       // before the move: the key must not go onto a lease that does not last its TTL from now on
       await renewed;
-      reply = await client.kv.txn(moveTxn(keys, renewal.token, pooled.id));
     } catch (error) {
-      // it may have been applied: the new lease may hold the key now, so it goes rather than back to the pool
       client.leaseClient.leaseRevoke({ ID: pooled.id }).catch(() => undefined);
       throw error;
     }
+    // a move that fails may have been applied, now or later, and the new lease may hold the key: it is neither
+    // revoked (that would delete a holder's key) nor pooled (another grant would share it), but runs out by its
+    // TTL, and the next renewal on the old lease finds the key is not on it (see keepAlive)
+    const reply = await client.kv.txn(moveTxn(keys, renewal.token, pooled.id));
     if (!reply.succeeded) {
       this.deps.pool.give(pooled, seconds);
       return false;
@@ -153,6 +156,12 @@ export class EtcdLeaseBook {
     if (old) this.deps.pool.give(old, old.seconds);
     return true;
   }
+}
+
+/** Who holds a key: its token, on which etcd lease. */
+interface KeyHolder {
+  readonly token: string;
+  readonly lease: string;
 }
 
 function renewalError(key: string, error: unknown): LockStoreError {

@@ -40,10 +40,10 @@ describe('EtcdLockStore, writes resent after a lost reply', () => {
     await cluster.stop();
   });
 
-  /** A manager whose store talks to the proxy first, then (once that fails) to the server directly. */
-  const managerThroughProxy = (prefix: string): LockManager => {
+  /** A manager whose store talks to the proxy first, then (once that fails, unless `only`) to the server directly. */
+  const managerThroughProxy = (prefix: string, only = false): LockManager => {
     const store = new EtcdLockStore({
-      hosts: [`127.0.0.1:${proxy.port}`, cluster.hosts[0]],
+      hosts: [`127.0.0.1:${proxy.port}`, ...(only ? [] : cluster.hosts)],
       keyPrefix: prefix,
       timeout: 1000,
     });
@@ -92,5 +92,38 @@ describe('EtcdLockStore, writes resent after a lost reply', () => {
     const third = await manager.acquire('inventory:sku-3', { ttl, autoRenew: false });
     expect((await holding(prefix, 'inventory:sku-3'))?.lease).not.toBe(handedTo?.lease);
     await Promise.all([second.release(), other.release(), third.release()]);
+  }, 30_000);
+
+  it('keeps the key of a holder whose extension to another length lost its answer, and says where it is', async () => {
+    const prefix = uniquePrefix();
+    const holder = managerThroughProxy(prefix, true);
+    const rival = new LockManager({ store: new EtcdLockStore({ hosts: cluster.hosts, keyPrefix: prefix }) });
+    managers.push(rival);
+    const lock = await holder.acquire('inventory:sku-1', { ttl: 20_000, autoRenew: false });
+    const token = (await holding(prefix, 'inventory:sku-1'))!.token;
+
+    // the move to a lease of the new length runs on the server, and its answer is lost
+    const lost = proxy.holdRepliesAfter(token);
+    const extending = lock.extend(6000);
+    await lost;
+    // nothing answers until the extension has failed: the store cannot read where the key went
+    proxy.blackhole();
+    await expect(extending).rejects.toThrow(/failed to renew|failed to extend/);
+    // the holder may still hold: the key must still be there, its token's, for nobody else to take
+    expect((await holding(prefix, 'inventory:sku-1'))?.token).toBe(token);
+    await expect(rival.acquire('inventory:sku-1', { ttl: 5000 })).rejects.toThrow(/held/);
+    proxy.heal();
+    // the key is on the new 6 s lease, which the holder does not know of: renewed for 20 s on its old lease, it
+    // must learn that it lost the lease, or hold a key that lasts what it was told, never one left to run out
+    const renewed = await lock.extend(20_000).then(
+      () => true,
+      () => false,
+    );
+    if (renewed) {
+      const now = (await holding(prefix, 'inventory:sku-1'))!;
+      const { TTL } = await admin.leaseClient.leaseTimeToLive({ ID: now.lease });
+      expect(Number(TTL)).toBeGreaterThan(10);
+    }
+    await lock.release().catch(() => undefined);
   }, 30_000);
 });
