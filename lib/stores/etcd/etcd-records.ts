@@ -15,7 +15,7 @@ export interface EtcdRecordsContext {
  * Response records in etcd, one key each (`<prefix>record:<key>`) attached to an etcd lease of its own, whose
  * TTL (the record's ttl rounded up to whole seconds) makes etcd delete it: no sweep of ours. A keep grants the
  * lease, then writes the key in a transaction only while it does not exist (`create_revision == 0`), agreed by
- * a quorum; a keep refused (or failed) revokes its lease. A deletion revokes the lease the record had.
+ * a quorum; a keep refused revokes its lease. A deletion revokes the lease the record had.
  */
 export class EtcdRecords implements ResponseRecords {
   constructor(private readonly context: EtcdRecordsContext) {}
@@ -24,19 +24,17 @@ export class EtcdRecords implements ResponseRecords {
     const name = this.nameOf(key);
     return this.context.run('keep a response under', key, async (client) => {
       const { ID } = await client.leaseClient.leaseGrant({ TTL: leaseSeconds(Math.max(ttl, MIN_ETCD_TTL)) });
-      let kept = false;
-      try {
-        const reply = await client.kv.txn({
-          compare: [{ key: name, target: 'Create', result: 'Equal', create_revision: 0 }],
-          success: [{ request_put: { key: name, value: Buffer.from(value, 'utf8'), lease: ID } }],
-          failure: [],
-        });
-        kept = reply.succeeded;
-        return kept;
-      } finally {
-        // a lease that holds nothing would live its whole ttl (a day, by default) for nothing
-        if (!kept) revokeLease(client, ID);
-      }
+      // a failed keep may have been applied, now or later: its lease, which may hold the record, is left to run out
+      const reply = await client.kv.txn({
+        compare: [{ key: name, target: 'Create', result: 'Equal', create_revision: 0 }],
+        success: [{ request_put: { key: name, value: Buffer.from(value, 'utf8'), lease: ID } }],
+        failure: [{ request_range: { key: name, keys_only: true } }],
+      });
+      // refused by our own keep, sent before and applied though its answer was lost (then sent again)
+      const kept = reply.succeeded || reply.responses[0]?.response_range?.kvs[0]?.lease === ID;
+      // a lease that holds nothing would live its whole ttl (a day, by default) for nothing
+      if (!kept) revokeLease(client, ID);
+      return kept;
     });
   }
 

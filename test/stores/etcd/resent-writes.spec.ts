@@ -126,4 +126,22 @@ describe('EtcdLockStore, writes resent after a lost reply', () => {
     }
     await lock.release().catch(() => undefined);
   }, 30_000);
+
+  it('keeps a response record once when its keep is resent, so a repeated request is answered from it', async () => {
+    const store = new EtcdLockStore({
+      hosts: [`127.0.0.1:${proxy.port}`, ...cluster.hosts],
+      keyPrefix: uniquePrefix(),
+      timeout: 1000,
+    });
+    try {
+      const records = store.capabilities.records!;
+      const lost = proxy.holdRepliesAfter('{"status":201,"order":"o-77"}');
+      await expect(records.put('orders:o-77', '{"status":201,"order":"o-77"}', 60_000)).resolves.toBe(true);
+      await lost;
+      proxy.heal();
+      await expect(records.get('orders:o-77')).resolves.toBe('{"status":201,"order":"o-77"}');
+    } finally {
+      await store.close();
+    }
+  }, 30_000);
 });
