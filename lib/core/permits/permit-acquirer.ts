@@ -68,10 +68,13 @@ export class PermitAcquirer extends Acquirer {
   }
 
   /**
-   * A permit's place in the line and its release watch are its token's: the acquisition keeps its token after a
-   * failed give-back (the grant ends by its ttl, or by the release if that was applied).
+   * A permit's place in the line and its release watch are its token's, so it cannot ask with another: after a
+   * failed give-back it asks no more (the failed release, applied later, would end the permit a next ask was
+   * granted) and ends as a late grant; the old grant ends by its ttl, or by the release if that was applied.
    */
-  protected override leaveToken(): void {}
+  protected override leaveToken(acquisition: Acquisition): void {
+    acquisition.leftBehind = true;
+  }
 
   protected override takeGrant(key: string, token: string): DirectGrant | undefined {
     return this.permits.takeGrant(key, token);

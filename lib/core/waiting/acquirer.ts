@@ -510,7 +510,8 @@ export class Acquirer {
       this.observer.storeError('release', late.key, error, trace);
       this.leaveToken(acquisition, late);
     }
-    const givenBack = { late, retry: performance.now() < trace.started + trace.wait };
+    // an acquisition that may not ask with its token again (see leaveToken) ends here
+    const givenBack = { late, retry: !acquisition.leftBehind && performance.now() < trace.started + trace.wait };
     this.observer.lateGrant(trace, givenBack);
     return givenBack;
   }

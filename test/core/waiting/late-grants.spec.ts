@@ -424,3 +424,50 @@ describe('a late grant whose give-back fails', () => {
     }
   });
 });
+
+describe('a late permit whose give-back fails', () => {
+  it('asks no more with its token, so the failed release, applied later, ends no permit granted to it', async () => {
+    const keyPrefix = uniquePrefix();
+    const inner = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true });
+    const permits = inner.capabilities.permits!;
+    let asks = 0;
+    let releases = 0;
+    const store = Object.assign(Object.create(inner) as RedisLockStore, {
+      capabilities: {
+        ...inner.capabilities,
+        permits: Object.assign(Object.create(permits) as typeof permits, {
+          // the first ask reaches the server 1.1 s after it was sent: its 1 s permit is late on arrival
+          acquire: async (...args: Parameters<typeof permits.acquire>) => {
+            if (args[0].key === KEY && ++asks === 1) await sleep(1100);
+            return permits.acquire(...args);
+          },
+          // the give-back's release fails at once (a dropped connection), and is applied 300 ms later all the same
+          release: async (...args: Parameters<typeof permits.release>) => {
+            if (args[0] === KEY && ++releases === 1) {
+              setTimeout(() => void permits.release(...args).catch(() => undefined), 300);
+              throw new Error('Connection is closed.');
+            }
+            return permits.release(...args);
+          },
+        }),
+      },
+    });
+    const manager = new LockManager({ store });
+    try {
+      // the store's check and scripts done first
+      await (await manager.acquire('warm-up', { ttl: SLOW_MACHINE_TTL, limit: 2 })).release();
+      const outcome = await manager
+        .acquire(KEY, { ttl: SLOW_MACHINE_TTL, wait: 10_000, autoRenew: true, limit: 2 })
+        .catch((error: unknown) => error as Error);
+      // a permit's place and watch are its token's: it ends as a late grant rather than ask with that token
+      // again (a permit granted to it would be ended by the failed release, applied 300 ms later)
+      expect(outcome).toBeInstanceOf(LockStoreError);
+      expect((outcome as Error).message).toMatch(/released unused/);
+      expect(asks).toBe(1);
+      await sleep(600);
+      expect((await permits.inspect(KEY)).holders).toBe(0);
+    } finally {
+      await manager.close();
+    }
+  });
+});
