@@ -159,6 +159,22 @@ describe('startFaultProxy', () => {
     await expect(direct.get('harness:proxy:once')).resolves.toBe('resent');
   });
 
+  it('holds what one connection sends from a marked request on, while other connections go on', async () => {
+    const held = client({ maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 300 });
+    const other = client();
+    await Promise.all([held.connect(), other.connect()]);
+    await direct.del('harness:proxy:held');
+    const hold = proxy.holdOn('harness:proxy:held');
+    await expect(proxy.holdOn('harness:proxy:held')).rejects.toThrow(/already armed/);
+    await expect(held.set('harness:proxy:held', 'late')).rejects.toThrow(/timed out/i);
+    await hold;
+    await expect(other.ping()).resolves.toBe('PONG');
+    await expect(direct.get('harness:proxy:held')).resolves.toBeNull();
+    proxy.heal();
+    // delivered once healed, in order, as TCP would after the partition
+    await expect(held.get('harness:proxy:held')).resolves.toBe('late');
+  });
+
   it('refuses new connections while open ones keep working', async () => {
     const open = client();
     await open.connect();

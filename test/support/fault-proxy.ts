@@ -41,6 +41,15 @@ export interface FaultProxy {
    */
   holdRepliesAfter(marker: string): Promise<void>;
   /**
+   * Holds everything the one connection that next carries a client chunk containing `marker` sends to the
+   * server, from that chunk on, and still passes the server's bytes to the client: a partition of that
+   * connection alone, which the server sees open and silent (as when the client process froze after its
+   * request before it). {@link FaultProxy.heal} delivers what was held. Resolves when the chunk was held; shares
+   * the one armed slot of {@link FaultProxy.cutOn}.
+   * @throws Error when a cut is already armed.
+   */
+  holdOn(marker: string): Promise<void>;
+  /**
    * While on, the proxy stops listening so new connections fail with ECONNREFUSED; open ones keep working.
    * @throws Error when turning it off and the port was taken meanwhile.
    */
@@ -63,7 +72,7 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
   const targetPort = typeof target === 'string' ? Number(url.port || 6379) : target.port;
   const links = new Set<Link>();
   const faults: Faults = { latencyMs: 0, blackholed: false };
-  let armed: { marker: Buffer; when: 'request' | 'reply' | 'hold'; done: () => void } | undefined;
+  let armed: { marker: Buffer; when: 'request' | 'reply' | 'hold' | 'hold-replies'; done: () => void } | undefined;
 
   const onConnection = (client: Socket): void => {
     const server = connect({ port: targetPort, host: targetHost, allowHalfOpen: true });
@@ -81,8 +90,8 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
           cut.done();
           return;
         }
-        if (cut.when === 'hold') {
-          link.toClient.hold();
+        if (cut.when === 'hold-replies' || cut.when === 'hold') {
+          (cut.when === 'hold' ? link.toServer : link.toClient).hold();
           link.toServer.push(chunk);
           cut.done();
           return;
@@ -163,6 +172,7 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
       faults.latencyMs = 0;
       faults.blackholed = false;
       for (const link of links) {
+        link.toServer.unhold();
         link.toServer.pump(true);
         link.toClient.unhold();
         link.toClient.pump(true);
@@ -174,6 +184,10 @@ export async function startFaultProxy(target: FaultProxyTarget): Promise<FaultPr
       return new Promise((resolve) => (armed = { marker: Buffer.from(marker), when, done: resolve }));
     },
     holdRepliesAfter(marker) {
+      if (armed) return Promise.reject(new Error('A cut is already armed; await it before arming the next.'));
+      return new Promise((resolve) => (armed = { marker: Buffer.from(marker), when: 'hold-replies', done: resolve }));
+    },
+    holdOn(marker) {
       if (armed) return Promise.reject(new Error('A cut is already armed; await it before arming the next.'));
       return new Promise((resolve) => (armed = { marker: Buffer.from(marker), when: 'hold', done: resolve }));
     },
@@ -247,7 +261,7 @@ class Pipe {
     }
   }
 
-  /** Keeps every chunk queued from now on (a lost reply), whatever the faults say. */
+  /** Keeps every chunk queued from now on (a lost reply, a silent client), whatever the faults say. */
   hold(): void {
     this.held = true;
   }
