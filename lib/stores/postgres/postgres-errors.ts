@@ -9,6 +9,7 @@ const SQLSTATES: Readonly<Record<string, string>> = {
   '57P03': 'the server is starting up or shutting down',
   '57014': 'statement timeout or cancel',
   '55P03': 'lock timeout',
+  '25P03': 'the server ended a transaction left idle (idle_in_transaction_session_timeout)',
   '40001': 'serialization failure',
   '40P01': 'deadlock detected',
   '42P01': 'table missing (run the DDL of PostgresLockStore.ddl(), or leave createTable on)',

@@ -26,6 +26,7 @@ import { checkTables, createTables } from './postgres-schema.js';
 import { describeTarget } from './postgres-target.js';
 import { noticeOf, postgresTables, type PostgresTables } from './postgres-tables.js';
 import { acquireSql } from './sql/acquire.sql.js';
+import { beginSql } from './sql/begin.sql.js';
 import { extendSql } from './sql/extend.sql.js';
 import { handOverSql } from './sql/hand-over.sql.js';
 import { inspectSql } from './sql/inspect.sql.js';
@@ -54,6 +55,8 @@ interface Statements {
   readonly inspect: string;
   readonly leaveLine: string;
   readonly handOver: string;
+  /** Opens a transaction bounded on the server by the client's deadline (see beginSql). */
+  readonly begin: string;
 }
 
 /**
@@ -103,6 +106,8 @@ export class PostgresLockStore implements LockStore {
       inspect: inspectSql(this.tables),
       leaveLine: leaveLineSql(this.tables),
       handOver: handOverSql(this.tables),
+      // the server ends a stuck transaction's wait or idle time no later than the client gives up on it
+      begin: beginSql(queryDeadline(this.options.pool)),
     };
     const { pool, connectionString, directUrl } = this.options;
     this.target = describeTarget(connectionString ?? pool?.options);
@@ -123,6 +128,7 @@ export class PostgresLockStore implements LockStore {
     const access = {
       tables: this.tables,
       stored: (key: string) => this.stored(key),
+      begin: this.sql.begin,
       transaction: this.transaction.bind(this),
       session: this.session.bind(this),
       run: this.run.bind(this),
@@ -345,7 +351,7 @@ export class PostgresLockStore implements LockStore {
     work: (client: PostgresClientLike) => Promise<T>,
   ): Promise<T> {
     return this.session(operation, key, async (client) => {
-      await client.query('BEGIN');
+      await client.query(this.sql.begin);
       try {
         const result = await work(client);
         await client.query('COMMIT');
@@ -379,7 +385,7 @@ export class PostgresLockStore implements LockStore {
   /** Creates the tables once (unless `createTable: false`); a failure is tried again by the next call. */
   private ensureTables(pool: PostgresPoolLike): Promise<void> {
     if (!this.options.createTable) return Promise.resolve();
-    this.tablesReady ??= createTables(pool, this.tables).catch((error: unknown) => {
+    this.tablesReady ??= createTables(pool, this.tables, this.sql.begin).catch((error: unknown) => {
       this.tablesReady = undefined;
       throw error;
     });
@@ -402,4 +408,10 @@ function ownPool(pg: PgModule, connectionString: string): PostgresPoolLike {
   // goes to can listen: pg would raise that as an uncaught error, ending the process
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/** How long the client waits for a query, in ms: a pool's own `query_timeout` when it sets one, else the store's. */
+function queryDeadline(pool: PostgresPoolLike | undefined): number {
+  const timeout = (pool?.options as { query_timeout?: unknown } | undefined)?.query_timeout;
+  return typeof timeout === 'number' && Number.isInteger(timeout) && timeout > 0 ? timeout : STATEMENT_TIMEOUT;
 }

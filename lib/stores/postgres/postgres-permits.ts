@@ -24,6 +24,8 @@ export interface PostgresPermitsContext {
   readonly tables: PostgresTables;
   readonly handoffWindow: number;
   readonly listener: PostgresListener;
+  /** Opens a transaction that the server ends when it waits for a lock or idles too long (see beginSql). */
+  readonly begin: string;
   /** The key as stored (with the store's prefix). */
   stored(key: string): string;
   /** Runs `work` on a pooled connection of its own; failures become the store's errors. */
@@ -163,9 +165,11 @@ export class PostgresPermits implements PermitStore {
   async close(): Promise<void> {}
 
   /**
-   * One permit operation on `key` in one transaction of two round trips: `BEGIN`, the lock of the key's lease
-   * row and the read of its rows in one message, then `decide` (which calls `write` with the line it called, if
-   * the key is to be written back), then the write and `COMMIT` in one message.
+   * One permit operation on `key` in one transaction of two round trips: `BEGIN` with the server's bounds, the
+   * lock of the key's lease row and the read of its rows in one message, then `decide` (which calls `write`
+   * with the line it called, if the key is to be written back), then the write and `COMMIT` in one message.
+   * The row stays locked between the two: if this process stalls or is cut off there, the server ends the
+   * transaction (nothing of it written) after the bound, and this call fails as the store's error.
    */
   private operate<T>(
     operation: string,
@@ -177,9 +181,11 @@ export class PostgresPermits implements PermitStore {
     return this.context.session(operation, key, async (client) => {
       try {
         const replies = (await client.query(
-          `BEGIN; ${inlineSql(lockKeySql(tables), [stored])}; ${inlineSql(readKeySql(tables), [stored])}`,
+          `${this.context.begin}; ${inlineSql(lockKeySql(tables), [stored])}; ${inlineSql(readKeySql(tables), [stored])}`,
         )) as unknown as Array<{ rows: unknown[] }>;
-        const resource = this.resourceOf(replies[1].rows[0] as LeaseRow, replies[2].rows as PermitRow[]);
+        // the lock's and the read's replies come last, after those of BEGIN and its settings
+        const [locked, read] = replies.slice(-2);
+        const resource = this.resourceOf(locked.rows[0] as LeaseRow, read.rows as PermitRow[]);
         let written: string | undefined;
         const result = decide(resource, (line) => (written = this.writeSql(stored, resource, line)));
         await client.query(written === undefined ? 'COMMIT' : `${written}; COMMIT`);

@@ -10,10 +10,12 @@ import { COLUMNS_SQL, expectedColumns, PRIVILEGES_SQL, schemaDdl } from './sql/s
  * Creates the store's tables when missing, in one transaction that first takes an advisory lock of their
  * names: instances booting at once run the DDL one after another (two concurrent `CREATE TABLE IF NOT
  * EXISTS` of one name can fail on the catalog's unique index), and the later ones find the tables there.
+ * `begin` opens it bounded on the server (see beginSql): an instance frozen within it would otherwise hold the
+ * advisory lock, which every booting instance waits for, and the DDL's table locks.
  */
-export async function createTables(pool: PostgresPoolLike, tables: PostgresTables): Promise<void> {
+export async function createTables(pool: PostgresPoolLike, tables: PostgresTables, begin: string): Promise<void> {
   await withPooledClient(pool, async (client) => {
-    await client.query('BEGIN');
+    await client.query(begin);
     try {
       await client.query(ADVISORY_XACT_LOCK_SQL, [advisoryLockId(`ddl:${tables.leases}`)]);
       await client.query(schemaDdl(tables));
