@@ -1,6 +1,6 @@
 import { newOwnerId } from '../../utils/owner-id.js';
 import { performance } from 'node:perf_hooks';
-import type { EtcdCompare, EtcdRequestOp } from './etcd-client.js';
+import type { EtcdCompare, EtcdRequestOp, EtcdTxnRequest } from './etcd-client.js';
 import type { EtcdMembers } from './etcd-members.js';
 import type { EtcdKeepAlives } from './etcd-keep-alives.js';
 import { lineEntry, type EtcdResourceKeys } from './etcd-keys.js';
@@ -27,6 +27,11 @@ export class EtcdLine {
   /** This store's name in every line: 16 hex digits, never a token. */
   readonly owner = newOwnerId();
   private readonly places = new Map<string, Place>();
+  /**
+   * Places given up whose deletion failed, by resource: each tick deletes them again, as they would keep every
+   * other process of that resource waiting for as long as the session lives (while we wait for other keys).
+   */
+  private readonly leftOver = new Map<string, Buffer>();
   private session?: Promise<string>;
   private timer?: NodeJS.Timeout;
   private closed = false;
@@ -83,6 +88,8 @@ export class EtcdLine {
   /** Records the place a refused attempt took (or confirmed), until `until`. */
   joined(keys: EtcdResourceKeys, revision: string | undefined, waitFor: number): void {
     const until = performance.now() + waitFor + PLACE_GRACE;
+    // a place left over is ours again (a join finds it and keeps it)
+    this.leftOver.delete(id(keys));
     const known = this.places.get(id(keys));
     if (known) {
       known.until = Math.max(known.until, until);
@@ -114,9 +121,17 @@ export class EtcdLine {
 
   /** Gives up our place in a resource's line. */
   async leave(keys: EtcdResourceKeys): Promise<void> {
-    if (!this.places.delete(id(keys))) return;
-    const members = await this.members();
-    await members.call((client) => client.kv.txn({ compare: [], success: [this.leaveOp(keys)], failure: [] }));
+    const place = this.places.get(id(keys));
+    if (!place) return;
+    this.places.delete(id(keys));
+    try {
+      const members = await this.members();
+      await members.call((client) => client.kv.txn(dropTxn(place.entry)));
+    } catch (error) {
+      this.leftOver.set(id(keys), place.entry);
+      this.arm();
+      throw error;
+    }
   }
 
   /** Gives up every place (the session's revocation deletes them on the server). */
@@ -124,6 +139,7 @@ export class EtcdLine {
     this.closed = true;
     clearTimeout(this.timer);
     this.places.clear();
+    this.leftOver.clear();
     const session = this.session;
     this.session = undefined;
     if (!session) return;
@@ -160,16 +176,22 @@ export class EtcdLine {
     for (const [key, place] of this.places) {
       if (place.until > now) continue;
       this.places.delete(key);
-      const drop = { compare: [], success: [{ request_delete_range: { key: place.entry } }], failure: [] };
-      // the session's expiry removes it otherwise
-      void members?.call((client) => client.kv.txn(drop)).catch(() => undefined);
+      this.leftOver.set(key, place.entry);
+    }
+    for (const [key, entry] of this.leftOver) {
+      // kept until deleted, or until the session's expiry removes it
+      void members
+        ?.call((client) => client.kv.txn(dropTxn(entry)))
+        .then(() => this.leftOver.get(key) === entry && this.leftOver.delete(key))
+        .catch(() => undefined);
     }
     const session = this.session;
     if (!session) return;
     if (this.places.size === 0) {
       // nothing to keep: the session runs out by itself (not revoked: a join may be on its way with it), and
-      // the next wait gets a new one
+      // the next wait gets a new one; its expiry removes the places left over
       this.session = undefined;
+      this.leftOver.clear();
       return;
     }
     const lease = await session.catch(() => undefined);
@@ -179,10 +201,16 @@ export class EtcdLine {
       // the session expired (a long partition): its places are gone from the server, so ours are too
       this.session = undefined;
       this.places.clear();
+      this.leftOver.clear();
       return;
     }
     this.arm();
   }
+}
+
+/** Deletes a place in a line. */
+function dropTxn(entry: Buffer): EtcdTxnRequest {
+  return { compare: [], success: [{ request_delete_range: { key: entry } }], failure: [] };
 }
 
 function id(keys: EtcdResourceKeys): string {
