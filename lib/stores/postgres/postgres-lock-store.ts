@@ -23,6 +23,7 @@ import {
   type ResolvedPostgresOptions,
 } from './postgres-options.js';
 import { checkTables, createTables } from './postgres-schema.js';
+import { commitDurability } from './postgres-durability.js';
 import { describeTarget } from './postgres-target.js';
 import { noticeOf, postgresTables, type PostgresTables } from './postgres-tables.js';
 import { acquireSql } from './sql/acquire.sql.js';
@@ -278,6 +279,8 @@ export class PostgresLockStore implements LockStore {
     });
     await this.run('verify its tables', undefined, () => checkTables(pool, this.tables, this.target));
     const warnings: string[] = [];
+    const durability = await this.run('read its settings', undefined, () => commitDurability(pool));
+    if (durability) warnings.push(`The Postgres store at ${this.target}: ${durability}`);
     const listening = this.options.directUrl ?? this.options.connectionString;
     const where = listening === undefined ? this.target : describeTarget(listening);
     if (!(await this.listener.ready())) {

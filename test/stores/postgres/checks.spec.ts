@@ -98,6 +98,20 @@ describe('PostgresLockStore startup checks', () => {
     await expect(store.verify()).resolves.toEqual({ warnings: [] });
   });
 
+  it('warns at startup when the role commits without waiting for the WAL (synchronous_commit off)', async () => {
+    await admin.query('CREATE ROLE lax LOGIN');
+    await admin.query('ALTER ROLE lax SET synchronous_commit = off');
+    await admin.query('CREATE SCHEMA lax AUTHORIZATION lax');
+    const url = new URL(server.url);
+    url.username = 'lax';
+    const { warnings } = await storeOf({ connectionString: url.href, schema: 'lax' }).verify();
+    expect(warnings).toEqual([expect.stringContaining('synchronous_commit is off, so a crash of the server can lose')]);
+    // the role's setting is what the store's statements run with: on for the others
+    await expect(storeOf({ connectionString: server.url, keyPrefix: uniquePrefix() }).verify()).resolves.toEqual({
+      warnings: [],
+    });
+  });
+
   it('refuses a table of another shape, naming the column', async () => {
     await admin.query('CREATE SCHEMA reshaped');
     await admin.query(PostgresLockStore.ddl({ schema: 'reshaped' }));
