@@ -16,7 +16,7 @@ const SQLSTATES: Readonly<Record<string, string>> = {
   '42703': 'a column of the lock tables is missing (the table has another shape)',
   '42501': 'permission denied on the lock tables',
   '28P01': 'password authentication failed',
-  '28000': 'the server refused this role (pg_hba.conf)',
+  '28000': 'the server refused this role (no such role, or pg_hba.conf)',
   '3D000': 'database does not exist',
   '53300': 'too many connections',
   '54000': "the key is too long for the lock tables' index (lower maxKeyLength: 2,000 bytes with the prefix at most)",
@@ -62,9 +62,11 @@ export function postgresStoreError(
   if (error instanceof LockStoreError || error instanceof LockConfigurationError) return error;
   const failure = pgFailure(error);
   const detail = `PostgreSQL at ${target}: ${failure ?? 'failed'}`;
-  // a network failure in the module's words (as Redis's): pg's own text repeats the address
-  const keyed =
-    error instanceof Error && !isNetworkError(error) ? `PostgreSQL at ${target}: ${error.message}` : undefined;
+  // pg's own text where no key is concerned (it names the schema or table refused), except for a network
+  // failure (it repeats the address) and an authentication failure (it names the role)
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const ownWordsOnly = isNetworkError(error) || (typeof code === 'string' && code.startsWith('28'));
+  const keyed = error instanceof Error && !ownWordsOnly ? `PostgreSQL at ${target}: ${error.message}` : undefined;
   return new LockStoreError(operation, key, scrubbed(error), detail, keyed);
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
+import { checkLockStore } from '../../../lib/health/check-lock-store.js';
 import { PostgresLockStore } from '../../../lib/stores/postgres/postgres-lock-store.js';
 import { freePort } from '../../support/redis-server.js';
 import { adminPool, startPostgresServer, type PostgresServerHandle } from '../../support/postgres-server.js';
@@ -43,6 +44,20 @@ describe('PostgresLockStore startup checks', () => {
       `Lock store failed to connect: PostgreSQL at 127.0.0.1:${port}/orders: connection refused (ECONNREFUSED)`,
     );
     expect(JSON.stringify(error) + String((error as Error).stack)).not.toContain('S3cr3t');
+  });
+
+  it('names the cause of a refused role in its own words, never the role, at startup and in a health check', async () => {
+    const url = new URL(server.url);
+    url.username = 'payroll-batch-7';
+    const store = storeOf({ connectionString: url.href });
+    const error = await failure(store);
+    expect((error as Error).message).toContain(
+      `: PostgreSQL at ${url.host}/postgres: the server refused this role (no such role, or pg_hba.conf) (SQLSTATE 28000)`,
+    );
+    expect((error as Error).message).not.toContain('payroll-batch-7');
+    const status = await checkLockStore(store);
+    expect(status).toMatchObject({ healthy: false, reason: expect.stringContaining('SQLSTATE 28000') });
+    expect(JSON.stringify(status)).not.toContain('payroll-batch-7');
   });
 
   it('says that the pool had no free connection when busy work holds all of them', async () => {
