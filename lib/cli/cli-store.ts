@@ -22,13 +22,52 @@ export async function connectStore(connection: CliConnection): Promise<LockStore
   if (connection.redis === undefined && connection.postgres === undefined && connection.etcd === undefined) {
     throw new LockConfigurationError('--redis', undefined, 'give one of --redis URL, --postgres URL or --etcd hosts');
   }
+  const redis = connection.redis === undefined ? undefined : await redisClientFor(connection.redis);
   const options: LockModuleOptions = {
     keyPrefix: connection.keyPrefix,
-    ...(connection.redis === undefined ? {} : { redis: connection.redis, releaseNotices: false }),
+    ...(connection.redis === undefined
+      ? {}
+      : { redis: (redis ?? connection.redis) as LockModuleOptions['redis'], releaseNotices: false }),
     ...(connection.postgres === undefined
       ? {}
       : { postgres: { connectionString: connection.postgres, createTable: false } }),
     ...(connection.etcd === undefined ? {} : { etcd: { hosts: connection.etcd } }),
   };
-  return (await createStore(planStore(options))).store;
+  const { store } = await createStore(planStore(options));
+  if (!redis) return store;
+  // the store leaves a client it was given open: the CLI's own goes with it
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    await redis.close().catch(() => undefined);
+  };
+  return store;
+}
+
+/** The part of a node-redis client the CLI uses beyond the store's. */
+interface NodeRedisClient {
+  on(event: 'error', listener: () => void): unknown;
+  close(): Promise<unknown>;
+}
+
+/**
+ * A node-redis client of `url` for an application that has node-redis and not ioredis (with which the module
+ * makes its own client of a URL); `undefined` when ioredis can be loaded, or node-redis cannot either (the
+ * module then says to install ioredis). Not connected: the store connects it at its first command, and a
+ * failed connection is not tried again (the CLI reports it).
+ */
+async function redisClientFor(url: string): Promise<NodeRedisClient | undefined> {
+  if (
+    await import('ioredis').then(
+      () => true,
+      () => false,
+    )
+  )
+    return undefined;
+  const nodeRedis = await import('redis').catch(() => undefined);
+  if (!nodeRedis) return undefined;
+  const client = nodeRedis.createClient({ url, socket: { connectTimeout: 2000, reconnectStrategy: false } });
+  // failures reach the CLI through the store's commands; an unhandled 'error' event would end it first
+  client.on('error', () => undefined);
+  return client;
 }

@@ -14,12 +14,22 @@ import { etcdKind, postgresKind, testRedisUrl, uniquePrefix } from '../support/s
 
 const loader = fileURLToPath(new URL('../../scripts/register-ts.js', import.meta.url));
 const cli = fileURLToPath(new URL('../../lib/cli/nestjs-lock.ts', import.meta.url));
+const hidePackages = fileURLToPath(new URL('../support/hide-packages.mjs', import.meta.url));
 
 type Cli = ChildProcessByStdio<Writable, Readable, Readable>;
 
-/** The CLI (ts-loaded) as a child process, its output gathered as it comes. */
-function start(args: string[]): { child: Cli; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', loader, cli, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+/**
+ * The CLI (ts-loaded) as a child process, its output gathered as it comes; `hidden` packages cannot be resolved
+ * in it, as if they were not installed.
+ */
+function start(
+  args: string[],
+  hidden: string[] = [],
+): { child: Cli; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', loader, '--import', hidePackages, cli, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, HIDDEN_PACKAGES: hidden.join(',') },
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -31,8 +41,11 @@ function start(args: string[]): { child: Cli; output: () => string; exited: Prom
 }
 
 /** Runs the CLI to its end: its exit code and output. */
-async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const started = start(args);
+async function run(
+  args: string[],
+  hidden: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const started = start(args, hidden);
   let stdout = '';
   let stderr = '';
   started.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -211,6 +224,33 @@ describe('the nestjs-lock CLI on bad input', () => {
     const help = await run(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: nestjs-lock <command>/);
+  }, 60_000);
+
+  it('reads Redis through node-redis when ioredis is not installed, and says why it cannot reach a server', async () => {
+    const keyPrefix = uniquePrefix();
+    const locks = new LockManager({
+      store: new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true }),
+    });
+    try {
+      await locks.acquire('job:nightly', { ttl: 10_000, label: 'Jobs.nightly' });
+      const ls = await run(['ls', '--json', '--redis', testRedisUrl(), '--key-prefix', keyPrefix], ['ioredis']);
+      expect({
+        code: ls.code,
+        stderr: ls.stderr.replace(/^.*(ExperimentalWarning|--trace-warnings).*\n?/gm, ''),
+      }).toEqual({
+        code: 0,
+        stderr: '',
+      });
+      const listed = JSON.parse(ls.stdout) as { locks: Array<{ key: string }> };
+      expect(listed.locks.map((entry) => entry.key)).toEqual(['job:nightly']);
+    } finally {
+      await locks.close();
+    }
+    const port = await freePort();
+    const down = await run(['ls', '--redis', `redis://:hunter2@127.0.0.1:${port}`], ['ioredis']);
+    expect(down.code).toBe(4);
+    expect(down.stderr).toContain(`cannot reach Redis at 127.0.0.1:${port}: connection refused (ECONNREFUSED)`);
+    expect(down.stderr).not.toContain('hunter2');
   }, 60_000);
 
   it('exits 4 when the store cannot be reached, naming the server and why as the module does', async () => {
