@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   Acquirer,
   isGrant,
@@ -6,6 +7,7 @@ import {
   type Attempt,
   type Refusal,
 } from '../waiting/acquirer.js';
+import type { LateGrant } from '../waiting/late-grant.js';
 import { LocalQueue } from '../waiting/local-queue.js';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
 import type { DirectGrant } from '../../interfaces/waiting-line.interface.js';
@@ -70,10 +72,11 @@ export class PermitAcquirer extends Acquirer {
   /**
    * A permit's place in the line and its release watch are its token's, so it cannot ask with another: after a
    * failed give-back it asks no more (the failed release, applied later, would end the permit a next ask was
-   * granted) and ends as a late grant; the old grant ends by its ttl, or by the release if that was applied.
+   * granted) and ends as a late grant, and its permit is released in the background while it could be held.
    */
-  protected override leaveToken(acquisition: Acquisition): void {
+  protected override leaveToken(acquisition: Acquisition, late: LateGrant): void {
     acquisition.leftBehind = true;
+    this.undoLostGrant(late.key, acquisition.token, performance.now() + late.ttl);
   }
 
   protected override takeGrant(key: string, token: string): DirectGrant | undefined {

@@ -467,7 +467,7 @@ export class Acquirer {
    * grant could still hold the key (`until`): a client that does not resend fails the first try at once
    * while it reconnects, and a grant left there would keep the key from everyone for its whole ttl.
    */
-  private undoLostGrant(key: string, token: string, until: number): void {
+  protected undoLostGrant(key: string, token: string, until: number): void {
     const undo = retryUntil(
       () => this.store.release(key, token),
       until,
