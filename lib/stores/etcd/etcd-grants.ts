@@ -99,14 +99,11 @@ export class EtcdGrants {
     const seconds = leaseSeconds(next.ttl);
     const { lease: pooled, renewed } = await pool.take(seconds);
     const lease = pooled.id;
-    let reply;
-    try {
-      const plan = { lease, gate: line.gate(keys), leave: line.leaveOp(keys) };
-      reply = await client.kv.txn(handOverTxn(keys, token, next, plan));
-    } catch (error) {
-      revokeLease(client, lease);
-      throw error;
-    }
+    // a hand-over that fails may have been applied, now or later: the waiter, told nothing was handed over,
+    // asks with its token and is granted again on this lease, which a revocation would then end; so the lease
+    // is not revoked (nor pooled) but runs out by its TTL
+    const plan = { lease, gate: line.gate(keys), leave: line.leaveOp(keys) };
+    const reply = await client.kv.txn(handOverTxn(keys, token, next, plan));
     const old = book.end(token);
     const revision = handedOverAt(reply, lease, next.token);
     if (

@@ -40,6 +40,8 @@ const SWEEP_EVERY = 256;
  */
 export class EtcdLeaseBook {
   private readonly leases = new Map<string, HeldLease>();
+  /** The lease each token's key is being moved to, while the move is on its way (see `move`). */
+  private readonly moving = new Map<string, string>();
   private recorded = 0;
 
   constructor(private readonly deps: EtcdLeaseBookDeps) {}
@@ -107,8 +109,11 @@ export class EtcdLeaseBook {
       const holder = holders instanceof Error ? undefined : holders[position];
       if (ttl instanceof Error) outcomes[index] = renewalError(renewal.key, ttl);
       else if (holders instanceof Error) outcomes[index] = renewalError(renewal.key, holders);
-      // the key on another lease than the one kept alive (a move whose answer was lost) ends with that lease
-      else outcomes[index] = ttl > 0 && holder?.token === renewal.token && holder.lease === ids[position];
+      // the key on another lease than ours (a move whose answer was lost) ends with that lease; ours are the one
+      // kept alive, the one a move on its way puts the key on, and the one such a move recorded since
+      else
+        outcomes[index] =
+          ttl > 0 && holder?.token === renewal.token && this.isOurs(renewal.token, holder.lease, ids[position]);
       const held = this.leases.get(renewal.token);
       if (outcomes[index] === true && held && typeof ttl === 'number') held.until = performance.now() + ttl * 1000;
     });
@@ -129,6 +134,11 @@ export class EtcdLeaseBook {
     return holders;
   }
 
+  /** Whether `lease`, which a key of `token` is on, is one of ours for it: `kept` (the one kept alive), or a move's. */
+  private isOurs(token: string, lease: string, kept: string): boolean {
+    return lease === kept || lease === this.moving.get(token) || lease === this.leases.get(token)?.id;
+  }
+
   /** Puts a held key (and its holder record) on a new etcd lease of the asked length, token-checked. */
   private async move(renewal: LeaseRenewal): Promise<boolean> {
     const client: Etcd3Client = (await this.deps.members()).routed;
@@ -146,7 +156,13 @@ export class EtcdLeaseBook {
     // a move that fails may have been applied, now or later, and the new lease may hold the key: it is neither
     // revoked (that would delete a holder's key) nor pooled (another grant would share it), but runs out by its
     // TTL, and the next renewal on the old lease finds the key is not on it (see keepAlive)
-    const reply = await client.kv.txn(moveTxn(keys, renewal.token, pooled.id));
+    this.moving.set(renewal.token, pooled.id);
+    let reply;
+    try {
+      reply = await client.kv.txn(moveTxn(keys, renewal.token, pooled.id));
+    } finally {
+      if (this.moving.get(renewal.token) === pooled.id) this.moving.delete(renewal.token);
+    }
     if (!reply.succeeded) {
       this.deps.pool.give(pooled, seconds);
       return false;
