@@ -11,12 +11,15 @@ import { REVOKE } from '../redis/scripts/revoke.script.js';
 import type { QuorumNodes } from './quorum-nodes.js';
 import { countAnswers, sendToAll, type NodeReply } from './quorum-round.js';
 import { settleFence } from './redlock-fence.js';
+import type { RenewalLosses } from './renewal-losses.js';
 
 type RevokeReply = readonly [ended: number, fence: number];
 
 /** What the listing needs of its `RedlockStore`: its nodes instead of one client. */
 export interface RedlockListingOptions extends Omit<RedisListingOptions, 'client'> {
   readonly nodes: QuorumNodes;
+  /** What the store's renewals found about the leases they lost. */
+  readonly losses: RenewalLosses;
 }
 
 /**
@@ -87,8 +90,13 @@ export class RedlockListing implements LockListing, LockRevoking {
     return { ended, fence: settled.fence };
   }
 
-  /** Whether any node remembers `token` as revoked (a token is random: one node saying so is enough). */
+  /**
+   * Whether any node remembers `token` as revoked (a token is random: one node saying so is enough). Answered at
+   * once for a lease a renewal just lost, from that renewal's own answers; else by asking every node.
+   */
   async wasRevoked(key: string, token: string): Promise<boolean> {
+    const found = this.options.losses.take(key, token);
+    if (found !== undefined) return found;
     const revoked = resourceKeys(this.options.keyPrefix, key).revoked;
     const replies = await this.options.nodes.round((client) => client.hexists(revoked, token));
     return countAnswers(replies, (found) => found === 1) > 0;

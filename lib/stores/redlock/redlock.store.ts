@@ -23,6 +23,7 @@ import { checkRedlockStoreOptions, type RedlockStoreOptions } from './redlock-op
 import { renewOnQuorum } from './redlock-renewal.js';
 import { noValidityLeft, redlockClockDrift } from './redlock-validity.js';
 import { verifyNodes } from './redlock-verify.js';
+import { RenewalLosses } from './renewal-losses.js';
 import { ReleaseSubscriber } from '../redis/release-subscriber.js';
 import { runScript } from '../redis/script-runner.js';
 import { ACQUIRE, acquireArgs, RELEASE, releaseArgs } from '../redis/scripts/index.js';
@@ -75,6 +76,8 @@ export class RedlockStore implements LockStore {
   private readonly owner = newOwnerId();
   private readonly subscribers?: readonly ReleaseSubscriber[];
   private readonly watches = new Set<FanInWatch>();
+  /** The leases renewals lost, revoked or not: what the listing's `wasRevoked` answers first. */
+  private readonly losses = new RenewalLosses();
   private closed = false;
 
   /**
@@ -93,7 +96,12 @@ export class RedlockStore implements LockStore {
     this.nodes = new QuorumNodes(checked, settings.timeout);
     this.quorum = this.nodes.quorum;
     // the listing and forced releases: one object, both capabilities
-    const listing = new RedlockListing({ nodes: this.nodes, keyPrefix: this.prefix, publish: this.publishCommand });
+    const listing = new RedlockListing({
+      nodes: this.nodes,
+      keyPrefix: this.prefix,
+      publish: this.publishCommand,
+      losses: this.losses,
+    });
     this.capabilities = {
       limits: {
         // `ttl * driftFactor + 2 ms`: holders count their validity with it
@@ -229,7 +237,7 @@ export class RedlockStore implements LockStore {
 
   private async renew(renewals: readonly LeaseRenewal[], operation: string): Promise<Array<boolean | Error>> {
     return renewOnQuorum(
-      { nodes: this.nodes, keyPrefix: this.prefix, driftFactor: this.driftFactor, operation },
+      { nodes: this.nodes, keyPrefix: this.prefix, driftFactor: this.driftFactor, operation, losses: this.losses },
       renewals,
     );
   }

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { LockConfigurationError } from '../../../lib/errors/lock-configuration.error.js';
+import type { LockLostError } from '../../../lib/errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../../../lib/errors/lock-not-acquired.error.js';
 import { LockStoreError } from '../../../lib/errors/lock-store.error.js';
 import { LockManager } from '../../../lib/core/lock-manager.js';
@@ -18,6 +19,7 @@ import { lockUserRules } from '../../support/lock-user-acl.js';
 import type { RedisServerHandle } from '../../support/redis-server.js';
 import { RedisServerPool, uniquePrefix } from '../../support/stores.js';
 import { storedToken } from '../../support/stored-token.js';
+import { abortReason, within } from '../../support/within.js';
 
 /** Short enough that a dead node costs little, long enough for a live one on a machine with both cores busy. */
 const NODE_TIMEOUT = 500;
@@ -451,6 +453,52 @@ describe('RedlockStore when nodes fail', () => {
         expect(await holders('k')).toEqual([]);
       },
     );
+  });
+});
+
+describe('RedlockStore losses found by a renewal while a node is silent', () => {
+  /**
+   * Long, so that a second round waiting for the frozen node costs seconds, not a few ms (the store also gives up
+   * a command on a client without `commandTimeout` after 2 s, so no longer than that).
+   */
+  const SLOW_NODE_TIMEOUT = 2000;
+
+  /** A store whose renewals record when their answer came back, as its holder's renewer reads it. */
+  function timedStore(): { redlock: RedlockStore; renewalAnsweredAt: () => number } {
+    const redlock = store({ timeout: SLOW_NODE_TIMEOUT });
+    let answeredAt = Infinity;
+    const extendMany = redlock.extendMany.bind(redlock);
+    redlock.extendMany = async (renewals) => {
+      const outcomes = await extendMany(renewals);
+      answeredAt = performance.now();
+      return outcomes;
+    };
+    return { redlock, renewalAnsweredAt: () => answeredAt };
+  }
+
+  it("aborts the holder's signal as the renewal shows its lease taken, not a node timeout later", async () => {
+    const { redlock, renewalAnsweredAt } = timedStore();
+    const lock = await manager(redlock).acquire('job', { ttl: 12_000, autoRenew: true });
+    // node 2 answers nobody, and a rival holds the key on the two others: the renewal is lost by their answers
+    servers[2].pause();
+    await holdOn([0, 1], 'job', 60_000);
+    const reason = await within(abortReason(lock.signal), 20_000, "the holder's abort");
+    const abortedAfter = performance.now() - renewalAnsweredAt();
+    expect((reason as LockLostError).reason).toBe('taken');
+    // without: a second round asked every node why, and waited the frozen one's timeout (2 s) before aborting
+    expect(abortedAfter).toBeLessThan(SLOW_NODE_TIMEOUT / 2);
+  });
+
+  it("aborts a revoked holder's signal as the renewal shows it, and says revoked", async () => {
+    const { redlock, renewalAnsweredAt } = timedStore();
+    const lock = await manager(redlock).acquire('job', { ttl: 12_000, autoRenew: true });
+    servers[2].pause();
+    // an operator's forced release, which reaches the quorum of nodes 0 and 1
+    expect(await redlock.capabilities.revoking!.revoke('job')).toMatchObject({ ended: 1 });
+    const reason = await within(abortReason(lock.signal), 20_000, "the holder's abort");
+    const abortedAfter = performance.now() - renewalAnsweredAt();
+    expect((reason as LockLostError).reason).toBe('revoked');
+    expect(abortedAfter).toBeLessThan(SLOW_NODE_TIMEOUT / 2);
   });
 });
 
