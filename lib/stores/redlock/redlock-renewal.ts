@@ -10,6 +10,7 @@ import { countAnswers, type NodeReply } from './quorum-round.js';
 import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
 import { noValidityLeft } from './redlock-validity.js';
 import type { RenewalLosses } from './renewal-losses.js';
+import { undecidedRenewal } from './undecided-renewal.js';
 
 /** What a renewal round needs of its store. */
 export interface RenewalRound {
@@ -81,9 +82,12 @@ export async function renewOnQuorum(
     }
     // lost only when the extended copies and the silent nodes together cannot make a quorum: a silent node may
     // have extended the lease too
+    if (countAnswers(replies) < nodes.quorum) return nodes.noQuorum(operation, renewal.key, replies);
     const silent = replies.length - countAnswers(replies);
-    if (countAnswers(replies, isExtended) + silent >= nodes.quorum)
-      return nodes.noQuorum(operation, renewal.key, replies);
+    if (countAnswers(replies, isExtended) + silent >= nodes.quorum) {
+      // a quorum answered, so this is no outage: say what the nodes did, not that none could be reached
+      return undecidedRenewal(nodes, operation, renewal.key, replies);
+    }
     losses.record(renewal.key, renewal.token, revoked[index]);
     return false;
   });

@@ -594,6 +594,26 @@ describe('RedlockStore renewals after a node lost its data', () => {
     expect(await holders('k')).toEqual([0, 1, 2]);
   });
 
+  it('says what the nodes did when a silent node could still make the quorum, not that none was reachable', async () => {
+    const holder = store();
+    const token = newToken();
+    await holder.acquire({ key: 'inventory:42', token, ttl: 10_000, fencing: false });
+    expect(await holders('inventory:42')).toEqual([0, 1, 2]);
+    // node 0 extends, node 2 has lost the lease, node 1 answers nobody for a while
+    await clients[2].del(names('inventory:42').lock);
+    const asleep = await sleepServer(servers[1].url, 1.5);
+    const [renewal] = await holder.extendMany([{ key: 'inventory:42', token, ttl: 10_000 }]);
+    await asleep.awake;
+    expect(renewal).toBeInstanceOf(LockStoreError);
+    // without: "no quorum was reachable: 1 of 3 Redis nodes unreachable", though two of them answered
+    expect((renewal as Error).message).toMatch(
+      /^Lock store failed to renew: cannot tell whether the lease is still held: 1 of 3 Redis nodes extended it, 1 had nothing under the key \(a restart or its expiry there lost it\), and 1 did not answer \(127\.0\.0\.1:\d+: no reply within \d+ ms\); that node may have extended it too, which with the 1 that did would make the quorum of 2$/,
+    );
+    const printed = inspect(renewal, { depth: 10 });
+    expect(printed).not.toContain(token);
+    expect(printed).not.toContain('inventory:42');
+  });
+
   it('gives nothing back for a lease released between its extension and the re-grant', async () => {
     const lock = names('k').lock;
     // the release lands on the nodes that extended the lease just before the re-grant reads its holder record
