@@ -3,13 +3,22 @@ import type { LockStore } from '../interfaces/lock-store.interface.js';
 import type { LeaseBounds } from '../interfaces/store-family.interface.js';
 
 /**
+ * Whether a `ttl` ms lease with `drift` ms of clock-drift allowance is one a holder may work under: the allowance
+ * is at most a third of it (see {@link checkDriftAllowance}). Leases and extensions are refused below it; only a
+ * release's keep (`release(keepFor)`, the last ms of a `holdAtLeast`) asks the store for less.
+ */
+export function leavesRoomForRenewal(ttl: number, drift: number): boolean {
+  return drift * 3 <= ttl;
+}
+
+/**
  * Refuses a ttl whose clock-drift allowance is more than a third of it. A lease is renewed at a third of its
  * ttl, and counts as ours until `ttl - drift` after its request: past a third, the lease would be over, or
  * nearly, before its first renewal could run (a Redlock `driftFactor` near 1/3 does this).
  * @throws LockConfigurationError naming `option`
  */
 export function checkDriftAllowance(ttl: number, drift: number, option: string): void {
-  if (drift * 3 <= ttl) return;
+  if (leavesRoomForRenewal(ttl, drift)) return;
   throw new LockConfigurationError(
     option,
     ttl,

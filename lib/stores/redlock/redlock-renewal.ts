@@ -8,7 +8,7 @@ import type { RedisClientPort } from '../redis/client/redis-client-port.js';
 import type { QuorumNodes } from './quorum-nodes.js';
 import { countAnswers, type NodeReply } from './quorum-round.js';
 import { regrantLostCopies, type LostCopies } from './redlock-regrant.js';
-import { noValidityLeft } from './redlock-validity.js';
+import { isKeep, noValidityLeft } from './redlock-validity.js';
 import type { RenewalLosses } from './renewal-losses.js';
 import { undecidedRenewal } from './undecided-renewal.js';
 
@@ -72,6 +72,9 @@ export async function renewOnQuorum(
     if (countAnswers(replies, isExtended) >= nodes.quorum) {
       const { ttl } = renewal;
       const failure = noValidityLeft({ action: 'extend', ttl, driftFactor, started, answered: quorumAt[index] });
+      // a length no holder works under is a release's keep: the quorum set the key to end within it, as asked,
+      // and nobody counts on its validity (nor is it given back to nodes that lost it: it ends now)
+      if (failure !== undefined && isKeep(ttl, driftFactor)) return true;
       if (failure !== undefined) return new LockStoreError(operation, renewal.key, undefined, failure);
       const missing = replies.flatMap((reply, node) => (reply.state === 'ok' && isMissing(reply.value) ? [node] : []));
       const source = replies.findIndex((reply) => reply.state === 'ok' && isExtended(reply.value));

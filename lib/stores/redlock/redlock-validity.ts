@@ -1,8 +1,18 @@
 import { performance } from 'node:perf_hooks';
+import { leavesRoomForRenewal } from '../../options/lease-bounds.js';
 
 /** The drift allowance of a `ttl` ms lease with `driftFactor`: `ttl * driftFactor + 2 ms`. */
 export function redlockClockDrift(ttl: number, driftFactor: number): number {
   return Math.floor(ttl * driftFactor) + 2;
+}
+
+/**
+ * Whether an extension to `ttl` ms is a release's keep rather than a lease a holder works under: shorter than
+ * three times its drift allowance, which the engine refuses for leases and extensions (`checkDriftAllowance`).
+ * Its validity is no concern (its holder has let go), and a few ms can never leave any once the drift is taken off.
+ */
+export function isKeep(ttl: number, driftFactor: number): boolean {
+  return !leavesRoomForRenewal(ttl, redlockClockDrift(ttl, driftFactor));
 }
 
 /** A lease a quorum of nodes set or extended, and when: what its validity is counted from. */

@@ -175,6 +175,12 @@ export class RedlockStore implements LockStore {
     return false;
   }
 
+  /**
+   * Extends the lease on a quorum; `true` only while validity is left (`ttl` minus the time the quorum took and the
+   * drift allowance). A `ttl` shorter than three times its drift allowance is a release's keep, which no holder
+   * works under: `true` once a quorum applied it (the key ends within `ttl`), however late the answer came.
+   * @throws LockStoreError when fewer than a quorum answer, or a quorum extended a lease too late for any validity
+   */
   async extend(key: string, token: string, ttl: number): Promise<boolean> {
     const [outcome] = await this.renew([{ key, token, ttl }], 'extend');
     if (outcome instanceof Error) throw outcome;

@@ -749,6 +749,36 @@ describe('RedlockStore validity', () => {
     await lock.release();
   });
 
+  it('releases a lease kept for a few ms, as a job ending just before its holdAtLeast does, with no store error', async () => {
+    const locks = manager(store());
+    const storeErrors: unknown[] = [];
+    locks.on('store-error', (event) => storeErrors.push(event));
+    const released = new Promise<number | undefined>((resolve) =>
+      locks.on('released', (event) => resolve(event.keptFor)),
+    );
+    const lock = await locks.acquire('tick', { ttl: 10_000 });
+    // 2 ms: no more than the drift allowance of a 2 ms lease, so no answer could leave it validity
+    expect(await lock.release(2)).toBe(true);
+    expect(await released).toBe(2);
+    expect(storeErrors).toEqual([]);
+  });
+
+  it('answers true for a keep of a few ms on nodes a few ms away, and the key ends within it', async () => {
+    clients = clients.map((client) => delayed(client, 20));
+    const redlock = store({ timeout: 1000 });
+    const token = newToken();
+    await redlock.acquire({ key: 'tick', token, ttl: 10_000, fencing: false });
+    // without: "the nodes took 20 ms to extend a 5 ms lease ..., so no validity was left", though they kept it
+    expect(await redlock.extend('tick', token, 5)).toBe(true);
+    await within(
+      (async () => {
+        while ((await holders('tick')).length > 0) await sleep(10);
+      })(),
+      5000,
+      'the end of the kept key',
+    );
+  });
+
   it('grants as soon as a quorum has, without waiting for a slow node', async () => {
     let slowAnswered = false;
     const slow = aroundScripts(delayed(clients[2], 250), (send) => send().finally(() => (slowAnswered = true)));
