@@ -6,8 +6,9 @@ import type { PostgresPoolLike } from '../../interfaces/postgres-store-options.i
  * restart while its holder runs; `undefined` when commits are kept.
  */
 export async function commitDurability(pool: PostgresPoolLike): Promise<string | undefined> {
-  const { rows } = await pool.query("SELECT current_setting('synchronous_commit') AS setting");
-  if ((rows[0] as { setting?: string } | undefined)?.setting !== 'off') return undefined;
+  // a warning only: a server without the setting (a PostgreSQL-compatible one) or a failed read says nothing
+  const read = await pool.query("SELECT current_setting('synchronous_commit', true) AS setting").catch(() => undefined);
+  if ((read?.rows[0] as { setting?: string } | undefined)?.setting !== 'off') return undefined;
   return (
     'synchronous_commit is off, so a crash of the server can lose the last grants it acknowledged (their ' +
     'holders run on while others are granted the same keys after the restart). Turn it on for the role of the ' +

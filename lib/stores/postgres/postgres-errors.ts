@@ -63,11 +63,21 @@ export function postgresStoreError(
   const failure = pgFailure(error);
   const detail = `PostgreSQL at ${target}: ${failure ?? 'failed'}`;
   // pg's own text where no key is concerned (it names the schema or table refused), except for a network
-  // failure (it repeats the address) and an authentication failure (it names the role)
-  const code = (error as { code?: unknown } | undefined)?.code;
-  const ownWordsOnly = isNetworkError(error) || (typeof code === 'string' && code.startsWith('28'));
-  const keyed = error instanceof Error && !ownWordsOnly ? `PostgreSQL at ${target}: ${error.message}` : undefined;
+  // failure (it repeats the address) and a refusal of the role (it names the role)
+  const namesRole = refusesRole(error);
+  const keyed =
+    error instanceof Error && !namesRole && !isNetworkError(error)
+      ? `PostgreSQL at ${target}: ${error.message}`
+      : undefined;
+  // the cause, which a logger may print, then says no more than the message
+  if (namesRole && error instanceof Error && failure !== undefined) error.message = failure;
   return new LockStoreError(operation, key, scrubbed(error), detail, keyed);
+}
+
+/** Whether `error` is PostgreSQL refusing a role, in words that name it: authentication, or too many connections. */
+function refusesRole(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && (code.startsWith('28') || code === '53300');
 }
 
 /** Drops the fields of a `pg` error that may quote a row's values, keeping its message and code. */

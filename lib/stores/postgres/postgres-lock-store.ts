@@ -279,7 +279,7 @@ export class PostgresLockStore implements LockStore {
     });
     await this.run('verify its tables', undefined, () => checkTables(pool, this.tables, this.target));
     const warnings: string[] = [];
-    const durability = await this.run('read its settings', undefined, () => commitDurability(pool));
+    const durability = await commitDurability(pool);
     if (durability) warnings.push(`The Postgres store at ${this.target}: ${durability}`);
     const listening = this.options.directUrl ?? this.options.connectionString;
     const where = listening === undefined ? this.target : describeTarget(listening);

@@ -55,6 +55,8 @@ describe('PostgresLockStore startup checks', () => {
       `: PostgreSQL at ${url.host}/postgres: the server refused this role (no such role, or pg_hba.conf) (SQLSTATE 28000)`,
     );
     expect((error as Error).message).not.toContain('payroll-batch-7');
+    // nor in the cause, which a logger may print
+    expect(String((error as Error).cause)).not.toContain('payroll-batch-7');
     const status = await checkLockStore(store);
     expect(status).toMatchObject({ healthy: false, reason: expect.stringContaining('SQLSTATE 28000') });
     expect(JSON.stringify(status)).not.toContain('payroll-batch-7');

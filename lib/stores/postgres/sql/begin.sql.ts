@@ -1,3 +1,8 @@
+/** The largest value PostgreSQL takes for a timeout setting, in ms (a larger one fails every transaction). */
+const MAX_SETTING = 2_147_483_647;
+/** The least time, in ms, a transaction may sit idle between its round trips before the server ends it. */
+const LEAST_IDLE_BOUND = 5000;
+
 /**
  * Opens a transaction whose row locks the server gives back by itself after `bound` ms: `lock_timeout` ends a
  * wait for a lock (SQLSTATE 55P03), and `idle_in_transaction_session_timeout` ends the session of a client that
@@ -10,5 +15,9 @@
  */
 export function beginSql(bound: number): string {
   if (!Number.isInteger(bound) || bound < 1) throw new RangeError('a transaction bound is a whole number of ms');
-  return `BEGIN; SET LOCAL lock_timeout = ${bound}; SET LOCAL idle_in_transaction_session_timeout = ${bound}`;
+  const lockWait = Math.min(bound, MAX_SETTING);
+  // the idle time between two round trips also covers their travel and this process's pauses (a GC, a busy
+  // event loop), which no client deadline counts: a short query_timeout must not end healthy sessions
+  const idle = Math.min(Math.max(bound, LEAST_IDLE_BOUND), MAX_SETTING);
+  return `BEGIN; SET LOCAL lock_timeout = ${lockWait}; SET LOCAL idle_in_transaction_session_timeout = ${idle}`;
 }
