@@ -87,6 +87,14 @@ export class ReleaseSubscriber {
     return this.channels.has(channel);
   }
 
+  /**
+   * Whether the server has confirmed our subscription to `channel` and it has not dropped since: a notice
+   * published on it now reaches this process.
+   */
+  hears(channel: string): boolean {
+    return this.channels.get(channel)?.listeningSince !== undefined;
+  }
+
   /** How many watches of this process are open on `channel` (one per waiting queue of a manager). */
   watchers(channel: string): number {
     return this.channels.get(channel)?.watches.size ?? 0;

@@ -141,7 +141,7 @@ export class RedisPermitStore implements PermitStore {
       request.waiting?.direct && this.subscriber && !this.replicaAck
         ? this.grants.offer(request.key, request.token, request.ttl, performance.now())
         : 0;
-    const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys), version);
+    const args = permitAcquireArgs(request, shape, this.owner, this.notices(keys), version, this.hearsGrants(keys));
     let reply: unknown;
     try {
       reply = await this.run('acquire', request.key, keys, () =>
@@ -374,6 +374,15 @@ export class RedisPermitStore implements PermitStore {
     );
     this.givingBack.add(call);
     void call.finally(() => this.givingBack.delete(call));
+  }
+
+  /**
+   * Whether a notice on this process's own channel of `keys` reaches it now (its subscription confirmed): only
+   * then does a grant's notice that reaches nobody say that the process is gone. Before, its first subscription
+   * may still be on its way: the release reserves the place a permit instead, which its waiter claims by asking.
+   */
+  private hearsGrants(keys: PermitKeys): boolean {
+    return this.subscriber?.hears(ownChannel(keys.channel, this.owner)) === true;
   }
 
   /** How the scripts that may call the line of `keys` tell the processes they reserved for. */

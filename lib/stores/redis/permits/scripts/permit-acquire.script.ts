@@ -13,7 +13,8 @@ import { noticeArgs, permitScript, type PermitNotices } from './permit-script.js
  * 6 mode ('p', 'r' or 'w'); 7 place ms (the rest of the wait; '0' takes no place); 8 owner id; 9 hand-off
  * window ms; 10 publish command ('PUBLISH', 'SPUBLISH' or '' for none); 11 channel; 12 offer version ('0' for
  * none): a refused request that waits leaves its terms with its place, under this version, so that a
- * release can grant it the permit directly and tell its process which request that was.
+ * release can grant it the permit directly and tell its process which request that was; 13 listening ('1'/'0'):
+ * the process hears its own channel now, so a grant's notice that reaches nobody later means it is gone.
  * Returns {1, fence or 0} on a grant, {0, ms until something holding it back ends or -1, places ahead or -1}
  * on a refusal, {2, shape in use} when the resource is in use with another shape.
  */
@@ -23,6 +24,7 @@ export const PERMIT_ACQUIRE = permitScript(
 local token, ttl, fencing, holder = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local shape, mode, placeTtl, owner = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
 local window, publish, channel, version = tonumber(ARGV[9]), ARGV[10], ARGV[11], ARGV[12]
+local listening = ARGV[13] == '1'
 -- the offer this request leaves with its place when refused
 local offer = nil
 if version ~= '0' and placeTtl > 0 then offer = version .. ' ' .. text(ttl) .. ' ' .. fencing .. ' ' .. holder end
@@ -89,10 +91,11 @@ if placeTtl > 0 then markMutexLease(mutexTtl) end
 if position and placeTtl > 0 then
   places[position].untilMs = now + placeTtl
   places[position].offerText = offer
+  places[position].listening = listening
   savePlace(places[position])
 elseif not position and placeTtl > 0 then
   local place = { token = token, mode = mode, untilMs = now + placeTtl, reservedUntil = 0, owner = owner,
-    answered = false, offerText = offer, lapsed = false }
+    answered = false, offerText = offer, listening = listening, lapsed = false }
   state.places[#state.places + 1] = place
   state.shape = shape
   state.changed = true
@@ -123,7 +126,8 @@ return {0, soonest, ahead}
 
 /**
  * The ARGV of {@link PERMIT_ACQUIRE} for a request of `owner` (its shape checked), in the order the script reads
- * them; `version` names the offer a refused waiter leaves (0: none, its process hears no notices).
+ * them; `version` names the offer a refused waiter leaves (0: none, its process hears no notices); `listening`:
+ * the process hears its own channel of the key now (see ARGV 13).
  */
 export function permitAcquireArgs(
   request: PermitRequest,
@@ -131,6 +135,7 @@ export function permitAcquireArgs(
   owner: string,
   notices: PermitNotices,
   version: number,
+  listening: boolean,
 ): Array<string | number> {
   return [
     request.token,
@@ -143,5 +148,6 @@ export function permitAcquireArgs(
     owner,
     ...noticeArgs(notices),
     version,
+    listening ? '1' : '0',
   ];
 }

@@ -12,7 +12,8 @@
  * end of its wait in ms), reservedUntil (the end of the permit reserved for it, 0 while none is), owner (the
  * owner id of its waiter's process), answered (a request came from that process after its reservation was
  * made, see passOverGone), offer ('version ttl fencing holder' when its process hears notices: the permit a
- * release grants it directly, '' for none)}.
+ * release grants it directly, '' for none), listening (its process heard its own channel when it left the offer:
+ * a grant's notice that then reaches nobody means it is gone; absent in what an earlier version wrote)}.
  * The value expires with its last permit or place, and is deleted when a script leaves neither.
  * An earlier version kept this state in a hash at the same name and two sorted sets beside it: its scripts
  * and these meet WRONGTYPE on each other's value, never an empty state (permit-wrong-type.ts names it).
@@ -26,6 +27,7 @@ local function placeFrom(record, now)
   local place = { token = record[1], mode = record[2], untilMs = record[3], reservedUntil = record[4],
     owner = record[5], answered = record[6] }
   if record[7] ~= '' then place.offerText = record[7] end
+  place.listening = record[8] == true
   place.lapsed = place.reservedUntil > 0 and place.reservedUntil <= now
   return place
 end
@@ -72,7 +74,7 @@ local function writePermitState(key, resource)
   for _, place in ipairs(resource.places) do
     if not place.left then
       places[#places + 1] = { place.token, place.mode, place.untilMs, place.reservedUntil, place.owner,
-        place.answered == true, place.offerText or '' }
+        place.answered == true, place.offerText or '', place.listening == true }
       ends = math.max(ends, place.untilMs)
     end
   end

@@ -256,25 +256,30 @@ end
 
 -- Grants the permit a place's offer asks for, in this step, and tells its process on its own channel
 -- ('=version fence', line-protocol.ts), so its waiter holds it without another request: 'granted'; 'gone'
--- when nobody listens there (its process is gone; the place leaves the line, no permit is kept); nil when no
--- fence can be drawn (the waiter's own request will say why). A place of the calling process (direct.owner) is
--- told in the script's reply instead (direct.told: version, fence, ...).
+-- when nobody listens there though its process did when it left the offer (place.listening: it is gone; the
+-- place leaves the line, no permit is kept); nil when no fence can be drawn (the waiter's own request will say
+-- why), or when its process was not told and may well be alive (its first subscription still on its way, or
+-- the channel refused by ACL): then the place stays and is served as one without an offer, with a reservation.
+-- A place of the calling process (direct.owner) is told in the script's reply instead (direct.told: version,
+-- fence, ...).
 local function grantPlace(place, offer, direct)
   local fence = 0
   if offer.fencing == '1' then
     fence = nextFence(fenceKey)
     if type(fence) == 'table' then return nil end
   end
-  dropPlace(place.token)
   local heard = 1
   if place.owner == direct.owner then
     direct.told[#direct.told + 1] = tonumber(offer.version)
     direct.told[#direct.told + 1] = fence
   else
-    -- pcall: a user whose ACL refuses the channel still releases; the waiter finds its permit when it asks again
+    -- pcall: a user whose ACL refuses the channel still releases, and the waiter keeps its turn: its permit is
+    -- reserved, and it claims that when it asks again (an error says nothing of whether its process is alive)
     heard = redis.pcall(direct.publish, direct.channel .. ':' .. place.owner, '=' .. offer.version .. ' ' .. text(fence))
+    if type(heard) ~= 'number' or (heard == 0 and not place.listening) then return nil end
   end
-  if type(heard) ~= 'number' or heard == 0 then return 'gone' end
+  dropPlace(place.token)
+  if heard == 0 then return 'gone' end
   addPermit(place.token, place.mode, offer.ttl, fence, offer.holder)
   coverPermit(offer.ttl)
   return 'granted'
