@@ -1,12 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import {
-  Acquirer,
-  isGrant,
-  type Acquisition,
-  type AcquirerParts,
-  type Attempt,
-  type Refusal,
-} from '../waiting/acquirer.js';
+import { LockConfigurationError } from '../../errors/lock-configuration.error.js';
+import { Acquirer, type Acquisition, type AcquirerParts, type Attempt, type Refusal } from '../waiting/acquirer.js';
 import type { LateGrant } from '../waiting/late-grant.js';
 import { LocalQueue } from '../waiting/local-queue.js';
 import type { ReleaseWatch } from '../../interfaces/lease.interface.js';
@@ -24,9 +18,9 @@ export interface PermitAcquirerParts extends AcquirerParts {
  * keeps a place of its own (its token's), sleeps on a release watch of its own with its backoff, bounded by
  * the refusal's `remainingTtl` (a crashed holder sends no notice), and asks again, unless a release granted
  * its place the permit directly (the store's `takeGrant`: its notice wakes that waiter alone); it gives its
- * place up when it stops waiting without a permit (timeout, shutdown, failure), which also ends a permit
- * granted to it meanwhile. Late grants are given back and asked
- * for again as for a mutex.
+ * place up when it stops waiting without a permit (timeout, shutdown, failure, also of its first request),
+ * which also ends a permit granted to it meanwhile. Late grants are given back and asked for again as for a
+ * mutex.
  */
 export class PermitAcquirer extends Acquirer {
   private readonly permits: PermitLeaseStore;
@@ -41,27 +35,39 @@ export class PermitAcquirer extends Acquirer {
   }
 
   protected override async waitAfterRefusal(acquisition: Acquisition, refused: Refusal): Promise<Attempt> {
-    const { key, token } = acquisition;
+    const { key } = acquisition;
     // a queue of one, never shared: it carries this waiter's release watch
     const own = new LocalQueue();
     this.waiters.add(own);
     this.waitingPerKey.set(key, (this.waitingPerKey.get(key) ?? 0) + 1);
-    let outcome: Attempt | undefined;
     try {
-      outcome = await this.waitAsHead(acquisition, own, refused);
-      return outcome;
+      return await this.waitAsHead(acquisition, own, refused);
     } finally {
       this.waiters.delete(own);
       const left = (this.waitingPerKey.get(key) ?? 1) - 1;
       if (left > 0) this.waitingPerKey.set(key, left);
       else this.waitingPerKey.delete(key);
-      // a place left in the line would hold back every waiter behind it for a hand-off window
-      if (!isGrant(outcome)) this.shutdown.track(this.permits.leavePlace(key, token)).catch(() => undefined);
       void own.watch?.then(
         (watch) => watch.close(),
         () => undefined,
       );
     }
+  }
+
+  /**
+   * Gives up the place the acquisition's requests took in the line, and with it a permit a release granted that
+   * place meanwhile: left there, the place would hold back every waiter behind it, and a release would grant it a
+   * permit nobody holds, for the offer's ttl. Also after a first request that failed (the store may have taken
+   * it) or went unanswered: then once more after its answer came, since its script may make the place after a
+   * leaving sent now.
+   */
+  protected override gaveUp(acquisition: Acquisition, error?: unknown): void {
+    // it took no place: it could not wait, or its shape disagreed with the key's
+    if (acquisition.settings.wait === 0 || error instanceof LockConfigurationError) return;
+    const { key, token, unanswered } = acquisition;
+    const leave = (): void => void this.shutdown.track(this.permits.leavePlace(key, token)).catch(() => undefined);
+    leave();
+    void unanswered?.then(leave);
   }
 
   /** Each waiter has a watch of its own, which the notice of a permit granted straight to it wakes alone. */

@@ -51,6 +51,8 @@ export interface Acquisition {
    * it brings is released by the token, so no later request may use that token.
    */
   leftBehind?: boolean;
+  /** Settles once the ask left behind (see `leftBehind`) is answered or fails: its effect on the store is known. */
+  unanswered?: Promise<void>;
 }
 
 /** A waiter's first attempt, refused: when it was sent and answered, and the holder's remaining lease it was told. */
@@ -134,7 +136,9 @@ export class Acquirer {
       // the last grant came back late and the wait has no time left for another: nobody else need hold the key
       if ('late' in attempt) throw lateGrantError(attempt.late);
       outcome = attempt;
+      if (!isGrant(outcome)) this.gaveUp(acquisition);
     } catch (error) {
+      this.gaveUp(acquisition, error);
       // a refusal or a failure because the service shuts down is part of the shutdown, not an outage to log
       if (this.shutdown.begun) this.observer.finished(trace, undefined);
       // a permit request whose shape disagrees with its key's: the caller's mistake, no store failure
@@ -146,6 +150,12 @@ export class Acquirer {
     this.observer.finished(trace, 'lock' in outcome ? outcome.lock : undefined);
     return outcome;
   }
+
+  /**
+   * The acquisition ends without a lease: refused, failed (`error`), or its grant came late. Nothing here: the
+   * local queue gives up its process's place in the store's line (`closeQueue`).
+   */
+  protected gaveUp(_acquisition: Acquisition, _error?: unknown): void {}
 
   /** Others here wait for the key already: lines up behind them (unless this acquisition may not wait). */
   private async behindLocalWaiters(acquisition: Acquisition, queue: LocalQueue): Promise<Attempt> {
@@ -445,7 +455,7 @@ export class Acquirer {
     waiting: AcquireRequest['waiting'],
   ): Attempt {
     const { key, token, settings, sentAt } = acquisition;
-    answer.then(
+    acquisition.unanswered = answer.then(
       (result) => {
         if (result.acquired) this.shutdown.track(this.store.release(key, token)).catch(() => undefined);
       },
