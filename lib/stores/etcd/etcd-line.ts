@@ -63,6 +63,9 @@ export class EtcdLine {
 
   /** The operation that takes a place in the line unless we already have one, and tells its revision. */
   async joinOp(keys: EtcdResourceKeys): Promise<EtcdRequestOp> {
+    // a place left over here is taken back by this join, not deleted by the next round (one on its way may
+    // still delete it: the line's order is then lost for this wait, never the key's one holder)
+    this.leftOver.delete(id(keys));
     const lease = await this.sessionLease();
     const entry = lineEntry(keys, this.owner);
     return {
