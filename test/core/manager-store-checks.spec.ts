@@ -11,34 +11,19 @@ import {
   type LockManagerOptions,
 } from '../../lib/index.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
-import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
+import { ownRedisServer } from '../support/own-redis-server.js';
 
 const MAXMEMORY = 8 * 1024 * 1024;
 
-let server: RedisServerHandle;
-let admin: Redis;
-const cleanups: Array<() => unknown> = [];
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
+const own = ownRedisServer(async (client) => {
+  await client.config('SET', 'maxmemory', '0');
+  await client.config('SET', 'maxmemory-policy', 'noeviction');
+  await client.config('RESETSTAT');
 });
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await admin.config('SET', 'maxmemory', '0');
-  await admin.config('SET', 'maxmemory-policy', 'noeviction');
-  await admin.flushall();
-  await admin.config('RESETSTAT');
-});
-
-afterAll(async () => {
-  await admin.quit();
-  await server.stop();
-});
+const { cleanups } = own;
 
 /** A manager built by hand, as docs/options.md shows it without Nest, over a client of its own; closed after the test. */
-function handBuilt(options: Partial<LockManagerOptions> = {}, url = server.url): LockManager {
+function handBuilt(options: Partial<LockManagerOptions> = {}, url = own.server.url): LockManager {
   const store = new RedisLockStore({ client: new Redis(url, { maxRetriesPerRequest: 1 }), ownsClient: true });
   const manager = new LockManager({ store, ...options });
   cleanups.push(() => manager.close());
@@ -47,13 +32,13 @@ function handBuilt(options: Partial<LockManagerOptions> = {}, url = server.url):
 
 /** How many times the server was asked for its eviction settings (`CONFIG GET maxmemory*`): once per check. */
 async function evictionChecks(): Promise<number> {
-  const stats = await admin.info('commandstats');
+  const stats = await own.admin.info('commandstats');
   return Number(/^cmdstat_config\|get:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
 }
 
 async function evictLeases(): Promise<void> {
-  await admin.config('SET', 'maxmemory', String(MAXMEMORY));
-  await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+  await own.admin.config('SET', 'maxmemory', String(MAXMEMORY));
+  await own.admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
 }
 
 /** What `operation` rejected with; fails when it resolved. */
@@ -78,37 +63,37 @@ describe('a LockManager built by hand, before its first grant', () => {
     ]);
     for (const error of errors) {
       expect(error).toBeInstanceOf(LockConfigurationError);
-      expect((error as Error).message).toContain(`127.0.0.1:${server.port} has maxmemory ${MAXMEMORY} bytes`);
+      expect((error as Error).message).toContain(`127.0.0.1:${own.server.port} has maxmemory ${MAXMEMORY} bytes`);
       expect((error as Error).message).toContain('maxmemory-policy allkeys-lru');
     }
     expect(new Set(errors).size).toBe(1);
     // refused without asking the server again, and nothing was ever written
     expect(await rejection(manager.acquire('stock'))).toBe(errors[0]);
     expect(await evictionChecks()).toBe(1);
-    expect(await admin.dbsize()).toBe(0);
+    expect(await own.admin.dbsize()).toBe(0);
   });
 
   it('grants once verify() passes after the server was fixed', async () => {
     await evictLeases();
     const manager = handBuilt();
     expect(await rejection(manager.acquire('stock'))).toBeInstanceOf(LockConfigurationError);
-    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    await own.admin.config('SET', 'maxmemory-policy', 'noeviction');
     expect(await manager.verify()).toEqual([]);
     expect(await manager.using('stock', () => 'ran')).toBe('ran');
   });
 
   it('refuses Redlock nodes 127.0.0.1, localhost and 127.1 that are one server, naming them', async () => {
-    const nodes = ['127.0.0.1', 'localhost', '127.1'].map((host) => `redis://${host}:${server.port}`);
+    const nodes = ['127.0.0.1', 'localhost', '127.1'].map((host) => `redis://${host}:${own.server.port}`);
     const manager = new LockManager({ store: new RedlockStore({ nodes }) });
     cleanups.push(() => manager.close());
     const error = await rejection(manager.acquire('stock'));
     expect(error).toBeInstanceOf(LockConfigurationError);
     expect((error as Error).message).toContain('nodes[0], nodes[1] and nodes[2] are one server');
-    expect(await admin.dbsize()).toBe(0);
+    expect(await own.admin.dbsize()).toBe(0);
   });
 
   it('checks again at the next acquisition when the store did not answer the first check', async () => {
-    const proxy = await startFaultProxy(server.url);
+    const proxy = await startFaultProxy(own.server.url);
     cleanups.push(() => proxy.close());
     await proxy.refuse(true);
     const manager = handBuilt({}, proxy.url);
@@ -136,7 +121,7 @@ describe('a LockManager built by hand, before its first grant', () => {
 
 describe('LockService', () => {
   it('checks the store once, at bootstrap, not again at its first grant', async () => {
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ redis: server.url })] }).compile();
+    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ redis: own.server.url })] }).compile();
     const app = await ref.createNestApplication({ logger: false }).init();
     try {
       expect(await app.get(LockService).using('stock', () => 'ran')).toBe('ran');

@@ -6,35 +6,18 @@ import { RedisPermitStore } from '../../../lib/stores/redis/permits/redis-permit
 import { newToken } from '../../../lib/utils/token.js';
 import { commandsDuring } from '../../support/command-counts.js';
 import { startFaultProxy } from '../../support/fault-proxy.js';
-import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
+import { ownRedisServer } from '../../support/own-redis-server.js';
 
 /** How long a waiter that no notice is for is given to wake anyway: any wake in that time is a spurious one. */
 const QUIET = 300;
 /** The longest a notice may take to wake the waiter it is for, on a loaded machine. */
 const HEARD_WITHIN = 5000;
 
-let server: RedisServerHandle;
-let admin: Redis;
-const cleanups: Array<() => unknown> = [];
-
-beforeAll(async () => {
-  // a server of its own: its command counts are this test's alone
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-});
-
-afterEach(async () => {
-  for (const undo of cleanups.splice(0).reverse()) await undo();
-  await admin.flushall();
-});
-
-afterAll(async () => {
-  await admin.quit();
-  await server.stop();
-});
+const own = ownRedisServer();
+const { cleanups } = own;
 
 /** A store of its own connection and owner id: a process of its own, as the server sees it. */
-function process(client = new Redis(server.url)): RedisPermitStore {
+function process(client = new Redis(own.server.url)): RedisPermitStore {
   const store = new RedisPermitStore({ client });
   cleanups.push(() => client.disconnect());
   cleanups.push(() => store.close());
@@ -96,7 +79,7 @@ describe('RedisPermitStore direct grants', () => {
     const aWakes = a.watch.next(60_000);
     const bWakes = b.watch.next(60_000);
     // the release is the only request: the waiter holds its permit without asking again
-    const counts = await commandsDuring(admin, async () => {
+    const counts = await commandsDuring(own.admin, async () => {
       expect(await releaser.release('direct', holder.token)).toBe(true);
       expect(await within(aWakes, HEARD_WITHIN)).toBe(true);
     });
@@ -119,9 +102,9 @@ describe('RedisPermitStore direct grants', () => {
     await waiter(gone, 0);
     const b = await waiter(next, 1);
     // its process ends without giving up its place: nobody listens on its channel any more
-    const channels = (await admin.pubsub('CHANNELS')).length;
+    const channels = (await own.admin.pubsub('CHANNELS')).length;
     await gone.close();
-    while ((await admin.pubsub('CHANNELS')).length === channels) await sleep(10);
+    while ((await own.admin.pubsub('CHANNELS')).length === channels) await sleep(10);
     const bWakes = b.watch.next(60_000);
     expect(await releaser.release('direct', holder.token)).toBe(true);
     expect(await within(bWakes, HEARD_WITHIN)).toBe(true);
@@ -153,7 +136,7 @@ describe('RedisPermitStore direct grants', () => {
   });
 
   it('gives back a permit granted to a waiter that left during an outage, once the server is reachable again', async () => {
-    const proxy = await startFaultProxy(server.url);
+    const proxy = await startFaultProxy(own.server.url);
     cleanups.push(() => proxy.close());
     const cut = new Redis(proxy.url);
     const { releaser, leaving, next, a, b, bWakes } = await grantedToFirstOfTwo(process(cut));

@@ -3,7 +3,7 @@ import type { PermitMode, PermitRequest } from '../../../lib/interfaces/permit-s
 import { RedisPermitStore } from '../../../lib/stores/redis/permits/redis-permit-store.js';
 import { resourceKeys } from '../../../lib/stores/redis/resource-keys.js';
 import { newToken } from '../../../lib/utils/token.js';
-import { startRedisServer, type RedisServerHandle } from '../../support/redis-server.js';
+import { ownRedisServer } from '../../support/own-redis-server.js';
 
 /**
  * A release grants a freed permit straight to the first place in the line and tells its process on that
@@ -16,28 +16,11 @@ const KEY = 'untold';
 /** Long enough that no reservation lapses while a test runs on a loaded machine. */
 const HANDOFF_WINDOW = 60_000;
 
-let server: RedisServerHandle;
-let admin: Redis;
-const cleanups: Array<() => unknown> = [];
-
-beforeAll(async () => {
-  // a server of its own: the ACL user is this test's alone
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-});
-
-afterEach(async () => {
-  for (const undo of cleanups.splice(0).reverse()) await undo();
-  await admin.flushall();
-});
-
-afterAll(async () => {
-  await admin.quit();
-  await server.stop();
-});
+const own = ownRedisServer();
+const { cleanups } = own;
 
 /** A store of its own connection and owner id: a process of its own, as the server sees it. */
-function process(client = new Redis(server.url)): RedisPermitStore {
+function process(client = new Redis(own.server.url)): RedisPermitStore {
   const store = new RedisPermitStore({ client, handoffWindow: HANDOFF_WINDOW });
   cleanups.push(() => client.disconnect());
   cleanups.push(() => store.close());
@@ -60,9 +43,9 @@ async function clientDeniedOwnChannels(): Promise<Redis> {
   const { channel } = resourceKeys('lock:', KEY);
   // the exact channel only: ACL patterns are globs, so the pattern escapes what a glob would read
   const exact = channel.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
-  await admin.call('ACL', 'SETUSER', 'no-own-channels', 'on', '>pw', '~*', 'resetchannels', `&${exact}`, '+@all');
-  cleanups.push(() => admin.call('ACL', 'DELUSER', 'no-own-channels'));
-  return new Redis(server.url, { username: 'no-own-channels', password: 'pw' });
+  await own.admin.call('ACL', 'SETUSER', 'no-own-channels', 'on', '>pw', '~*', 'resetchannels', `&${exact}`, '+@all');
+  cleanups.push(() => own.admin.call('ACL', 'DELUSER', 'no-own-channels'));
+  return new Redis(own.server.url, { username: 'no-own-channels', password: 'pw' });
 }
 
 describe('RedisPermitStore grants whose notice is not heard', () => {
@@ -77,7 +60,7 @@ describe('RedisPermitStore grants whose notice is not heard', () => {
     // a reader that comes later stands behind the writer
     expect(await reader.acquire(permit('read', true))).toMatchObject({ acquired: false, ahead: 1 });
     expect(await writer.acquire(waiting)).toEqual({ acquired: true, fence: expect.any(Number) });
-    expect(await admin.exists(resourceKeys('lock:', KEY).lock)).toBe(1);
+    expect(await own.admin.exists(resourceKeys('lock:', KEY).lock)).toBe(1);
     expect(await releaser.inspect(KEY)).toMatchObject({ holders: 1, mode: 'write', waiting: 1 });
   });
 
