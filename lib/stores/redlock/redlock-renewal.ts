@@ -46,6 +46,8 @@ export async function renewOnQuorum(
   /** By node, its extension answers once they came, also when its revocation check did not come in time. */
   const extensions: Array<unknown[] | undefined> = [];
   const revoked = renewals.map(() => false);
+  /** Whether a node where the lease was not extended answered its revocation check: else the reason is unknown. */
+  const checked = renewals.map(() => false);
   const started = performance.now();
   const rounds = await nodes.round(async (client, node) => {
     const replies = await extendOnOneServer(client, calls);
@@ -59,7 +61,10 @@ export async function renewOnQuorum(
       client,
       notExtended.map((index) => ({ key: keys[index].revoked, token: renewals[index].token })),
     );
-    found.forEach((isRevoked, position) => isRevoked && (revoked[notExtended[position]] = true));
+    found?.forEach((isRevoked, position) => {
+      checked[notExtended[position]] = true;
+      if (isRevoked) revoked[notExtended[position]] = true;
+    });
     return replies;
   });
   const perNode = rounds.map((reply, node): NodeReply<unknown[]> => {
@@ -91,7 +96,8 @@ export async function renewOnQuorum(
       // a quorum answered, so this is no outage: say what the nodes did, not that none could be reached
       return undecidedRenewal(nodes, operation, renewal.key, replies);
     }
-    losses.record(renewal.key, renewal.token, revoked[index]);
+    // no check answered (each came too late): no note, and the reason is asked for when it is wanted
+    if (revoked[index] || checked[index]) losses.record(renewal.key, renewal.token, revoked[index]);
     return false;
   });
   // every round waits for the connection, so the clients are there
@@ -116,19 +122,18 @@ function isOther(reply: unknown): boolean {
 
 /**
  * Whether each token is among those an operator's forced release ended on this node (its `revoked` hash), in one
- * pipelined write; all `false` when the node refuses or fails (a check that fails leaves the reason `taken`, as
- * `wasRevoked` does when it fails). Never throws.
+ * pipelined write; `undefined` when the node refuses or fails. Never throws.
  */
 async function revokedTokens(
   client: RedisClientPort,
   leases: ReadonlyArray<{ readonly key: string; readonly token: string }>,
-): Promise<boolean[]> {
+): Promise<boolean[] | undefined> {
   if (leases.length === 0) return [];
   try {
     const found = await Promise.all(leases.map(({ key, token }) => client.hexists(key, token)));
     return found.map((answer) => answer === 1);
   } catch {
-    return leases.map(() => false);
+    return undefined;
   }
 }
 
