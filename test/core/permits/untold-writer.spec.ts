@@ -27,7 +27,15 @@ describe('a waiting writer whose release watch opens late', () => {
     await inner.close();
   });
 
-  function manager(store = new RedisLockStore({ client: new Redis(testRedisUrl()), keyPrefix, ownsClient: true })) {
+  // every process's window: the releaser's reserves the writer's turn, and it must not lapse on a loaded machine
+  function manager(
+    store = new RedisLockStore({
+      client: new Redis(testRedisUrl()),
+      keyPrefix,
+      ownsClient: true,
+      handoffWindow: HANDOFF_WINDOW,
+    }),
+  ) {
     const locks = new LockManager({ store });
     managers.push(locks);
     return locks;
